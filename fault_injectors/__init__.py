@@ -1,0 +1,17 @@
+"""Faults to inject: plans as data and the code that fires them."""
+
+from __future__ import annotations
+
+from fault_injectors.crash import FaultSite, kill_driver_groups, never_fired, read_ledger
+from fault_injectors.plan import CRASH_POINTS, FaultPlan, FaultPlanError, KillRule
+
+__all__ = [
+    "CRASH_POINTS",
+    "FaultPlan",
+    "FaultPlanError",
+    "FaultSite",
+    "KillRule",
+    "kill_driver_groups",
+    "never_fired",
+    "read_ledger",
+]

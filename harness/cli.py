@@ -1,0 +1,138 @@
+"""Command line: ``python -m harness <command>``.
+
+Exit codes: 0 the guarantee held, 1 a violation was found, 2 the harness
+could not produce a verdict (bad input, infrastructure error, a planned fault
+that never fired). Errors are one readable paragraph, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from fault_injectors.plan import CRASH_POINTS, FaultPlanError, KillRule
+
+#: Extra subcommands: name -> (add_arguments, handler). Other modules register here.
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+
+
+def parse_kill(text: str) -> KillRule:
+    """``POINT:BATCH[:PARTITION[:AFTER_ROWS]]`` -> a kill rule (id assigned later)."""
+    parts = text.split(":")
+    if len(parts) < 2 or len(parts) > 4:
+        raise argparse.ArgumentTypeError(f"--kill {text!r}: expected POINT:BATCH[:PARTITION[:AFTER_ROWS]]")
+    try:
+        nums = [int(p) if p != "" else None for p in parts[1:]]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--kill {text!r}: BATCH, PARTITION and AFTER_ROWS must be integers") from None
+    batch, partition, after = [*nums, None, None][:3]
+    if batch is None:
+        raise argparse.ArgumentTypeError(f"--kill {text!r}: BATCH is required")
+    try:
+        return KillRule("cli", parts[0], batch, partition, after)
+    except FaultPlanError as exc:
+        raise argparse.ArgumentTypeError(f"--kill {text!r}: {exc}") from None
+
+
+def _add_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", help="a built-in scenario (see `python -m harness list`)")
+    p.add_argument("--seed", type=int, default=None, help="seed for data and fault schedule (default: random, printed)")
+    p.add_argument(
+        "--kills", type=int, default=None, help="seeded SIGKILLs at crash points (default 3, or 0 with --kill)"
+    )
+    p.add_argument("--rounds", type=int, default=None, help="add-data/run rounds (default max(2, kills))")
+    p.add_argument(
+        "--kill",
+        action="append",
+        type=parse_kill,
+        default=[],
+        metavar="POINT:BATCH[:PART[:ROWS]]",
+        help="an explicit kill; repeatable",
+    )
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
+    p.add_argument(
+        "--run-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep everything of the run here (default: temp dir, removed on success)",
+    )
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="watchdog per driver command (s)")
+    p.add_argument("--master", default=None, help="Spark master of the driver (default local[2])")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from harness.report import render_text, to_json
+    from harness.runner import HarnessError, run_spec
+    from harness.spec import RunSpec
+    from scenarios import get_scenario
+
+    try:
+        get_scenario(args.scenario)
+    except KeyError as exc:
+        return _fail(str(exc.args[0]))
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    kills = args.kills if args.kills is not None else (0 if args.kill else 3)
+    kw = {"master": args.master} if args.master else {}
+    try:
+        spec = RunSpec(args.scenario, seed, kills, args.rounds, tuple(args.kill), command_timeout_s=args.timeout, **kw)
+        from harness.schedule import build_schedule
+
+        build_schedule(spec, get_scenario(args.scenario))
+    except (ValueError, FaultPlanError) as exc:
+        return _fail(str(exc))
+    print(f"seed {seed}; replay: {spec.replay_command()}", file=sys.stderr, flush=True)
+    try:
+        outcome = run_spec(spec, args.run_dir)
+    except HarnessError as exc:
+        return _fail(str(exc))
+    print(render_text(outcome))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(to_json(outcome), indent=2, default=str))
+    return outcome.exit_code
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from scenarios import all_scenarios
+
+    print("scenarios:")
+    for s in all_scenarios().values():
+        print(f"  {s.name:<28} {s.summary}")
+    print("crash points:")
+    for name, doc in CRASH_POINTS.items():
+        print(f"  {name:<28} {doc}")
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"harness: {message}", file=sys.stderr)
+    return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_run(sub.add_parser("run", help="run a scenario under seeded kill/restart and check exactly-once"))
+    sub.add_parser("list", help="list scenarios and crash points")
+    for name, (help_text, add, _) in COMMANDS.items():
+        add(sub.add_parser(name, help=help_text))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {"run": _cmd_run, "list": _cmd_list}
+    handlers.update({name: h for name, (_, _, h) in COMMANDS.items()})
+    try:
+        return handlers[args.command](args)
+    except KeyboardInterrupt:
+        return _fail("interrupted; child processes were killed")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

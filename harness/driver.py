@@ -1,0 +1,176 @@
+"""The child driver process: one SparkSession, commands from the runner.
+
+Started by :mod:`harness.runner` as ``python -m harness.driver RUN_DIR K`` in
+a new session (process group). Reads one JSON command per line on stdin and
+answers one JSON message per line on a private copy of stdout (fd 1 itself is
+pointed at stderr so nothing Spark prints can corrupt the protocol):
+
+- ``{"cmd": "run"}``: run the scenario's query with ``Trigger.AvailableNow``
+  until it has caught up with the tap; answers ``{"event": "caught_up", ...}``.
+- ``{"cmd": "check"}``: write the oracle's expected rows (batch transform over
+  the whole tap) and the rows the sink made visible to ``oracle/*.parquet``.
+- ``{"cmd": "exit"}``: stop Spark and exit 0.
+
+Errors answer ``{"event": "error", "message": ..., "traceback": ...}``.
+Completed batches are appended to ``events/driver-K.jsonl`` as they happen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import IO, Any
+
+from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
+from harness.rundir import RunPaths
+from harness.session import build_session
+from harness.spec import RunSpec
+from scenarios import Scenario, SinkContext, get_scenario
+from scenarios.replayable_source import FORMAT
+
+
+def _send(out: IO[str], message: dict[str, Any]) -> None:
+    out.write(json.dumps(message, default=str) + "\n")
+    out.flush()
+
+
+def _append_event(path: Path, f: str, value: dict[str, Any]) -> None:
+    line = json.dumps({"time_ns": time.time_ns(), "f": f, "value": value}, default=str) + "\n"
+    fd = os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def batch_summary(progress: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a ``StreamingQueryProgress`` JSON the history keeps."""
+    source = (progress.get("sources") or [{}])[0]
+    return {
+        "batch_id": progress.get("batchId"),
+        "rows": progress.get("numInputRows"),
+        "start": source.get("startOffset"),
+        "end": source.get("endOffset"),
+        "duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
+    }
+
+
+class Driver:
+    def __init__(self, paths: RunPaths, incarnation: int) -> None:
+        self.paths = paths
+        self.events = paths.driver_events(incarnation)
+        self.spec = RunSpec.load(paths.spec)
+        self.scenario: Scenario = get_scenario(self.spec.scenario)
+        self.spark = build_session(f"harness-{self.spec.scenario}", self.spec.master, self.spec.confs)
+        self.ctx = SinkContext(str(paths.output), str(paths.checkpoint), FaultSite(paths.faults))
+        self.config = self.scenario.source_config(self.spec.seed)
+        self._install_listener()
+
+    def _install_listener(self) -> None:
+        from pyspark.sql.streaming import StreamingQueryListener
+
+        events = self.events
+        seen: set[tuple[str, Any]] = set()
+        self._seen_batches = seen
+
+        class Listener(StreamingQueryListener):
+            def onQueryStarted(self, event: Any) -> None:
+                _append_event(events, "query_started", {"run_id": str(event.runId)})
+
+            def onQueryProgress(self, event: Any) -> None:
+                summary = batch_summary(json.loads(event.progress.json))
+                _append_event(events, "batch", summary)
+                seen.add((str(event.progress.runId), summary["batch_id"]))
+
+            def onQueryIdle(self, event: Any) -> None:
+                pass
+
+            def onQueryTerminated(self, event: Any) -> None:
+                _append_event(events, "query_terminated", {"exception": event.exception})
+
+        self.spark.streams.addListener(Listener())
+
+    def _source_options(self) -> dict[str, str]:
+        return {
+            **self.config.to_options(),
+            "tap": str(self.paths.tap),
+            "max_rows_per_batch": str(self.scenario.max_rows_per_batch),
+            "checkpoint": str(self.paths.checkpoint),
+            "fault_dir": str(self.paths.faults),
+        }
+
+    def run(self) -> dict[str, Any]:
+        stream = self.spark.readStream.format(FORMAT).options(**self._source_options()).load()
+        writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
+        query = (
+            writer.option("checkpointLocation", str(self.paths.checkpoint))
+            .trigger(availableNow=True)
+            .queryName(f"harness_{self.scenario.name}")
+            .start()
+        )
+        query.awaitTermination()
+        error = query.exception()
+        if error is not None:
+            raise RuntimeError(f"streaming query failed: {error}")
+        progress = query.recentProgress
+        batches = [batch_summary(json.loads(p.json)) for p in progress]
+        # Listener events arrive asynchronously: wait (briefly) until every batch
+        # of this query is in the event file, so the history stays in order.
+        want = {(str(p.runId), json.loads(p.json).get("batchId")) for p in progress}
+        deadline = time.monotonic() + 5.0
+        while not want <= self._seen_batches and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return {"event": "caught_up", "batches": [b for b in batches if b["rows"]]}
+
+    def check(self) -> dict[str, Any]:
+        import pyarrow.parquet as pq
+
+        batch_opts = {**self.config.to_options(), "tap": str(self.paths.tap)}
+        expected = self.scenario.transform(self.spark.read.format(FORMAT).options(**batch_opts).load())
+        observed = self.scenario.read_output(self.spark, self.ctx, expected.schema)
+        counts = {}
+        for name, df in (("expected", expected), ("observed", observed)):
+            table = df.toArrow()
+            pq.write_table(table, self.paths.oracle / f"{name}.parquet")
+            counts[f"{name}_rows"] = table.num_rows
+        return {"event": "checked", **counts}
+
+    def stop(self) -> None:
+        self.spark.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    os.environ[DRIVER_PGID_ENV] = str(os.getpgid(0))
+    paths, incarnation = RunPaths(Path(args[0])), int(args[1])
+    try:
+        driver = Driver(paths, incarnation)
+    except Exception as exc:  # reported to the runner, which names the log file
+        _send(
+            proto, {"event": "error", "message": f"driver start-up failed: {exc}", "traceback": traceback.format_exc()}
+        )
+        return 2
+    _send(proto, {"event": "ready", "pid": os.getpid(), "pgid": os.getpgid(0)})
+    for line in sys.stdin:
+        cmd = json.loads(line).get("cmd")
+        if cmd == "exit":
+            break
+        try:
+            reply = driver.run() if cmd == "run" else driver.check() if cmd == "check" else None
+            if reply is None:
+                reply = {"event": "error", "message": f"unknown command {cmd!r}"}
+        except Exception as exc:
+            reply = {"event": "error", "message": str(exc), "traceback": traceback.format_exc()}
+        _send(proto, reply)
+    driver.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

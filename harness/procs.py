@@ -1,0 +1,59 @@
+"""Process-tree hygiene: find and kill every process a run started.
+
+Each driver the runner starts gets ``HARNESS_RUN_TOKEN=<token>`` in its
+environment; the JVM, PySpark's worker daemons and their workers inherit it,
+even though the daemons move to process groups of their own. Scanning
+``/proc/*/environ`` for the token finds all of them, so nothing outlives a run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+RUN_TOKEN_ENV = "HARNESS_RUN_TOKEN"
+
+
+def pids_with_token(token: str) -> list[int]:
+    """Live processes whose initial environment carries ``HARNESS_RUN_TOKEN=token``."""
+    needle = f"{RUN_TOKEN_ENV}={token}".encode()
+    found = []
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in env.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a process group; a group that is already gone is fine."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_token(token: str, timeout_s: float = 10.0) -> list[int]:
+    """SIGKILL every process carrying ``token`` until none is left (or the
+    timeout passes); returns the pids that were signalled."""
+    killed: list[int] = []
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pids = pids_with_token(token)
+        if not pids or time.monotonic() > deadline:
+            return killed
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)

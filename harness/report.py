@@ -1,0 +1,98 @@
+"""Rendering a run's outcome: a short human report and a JSON document.
+
+Text layout: first line a summary; then, per anomaly kind, at most
+``MAX_PER_KIND`` examples with batch id, offset range per partition, the
+fault that preceded it (history index) and the row as ``field=value``;
+"and N more" when capped; last line the replay command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from harness.checker import KINDS, Anomaly
+
+if TYPE_CHECKING:
+    from harness.runner import RunOutcome
+
+MAX_PER_KIND = 8
+
+
+def _row(row: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in row.items())
+
+
+def _anomaly_line(a: Anomaly) -> str:
+    where = f"batch {a.batch_id}" if a.batch_id is not None else "no batch covers it"
+    rng = ""
+    if a.offset_range:
+        rng = " offsets " + ", ".join(f"p{p}:[{s},{e})" for p, (s, e) in a.offset_range.items())
+    fault = f"; after fault #{a.fault.history_index} ({a.fault.description})" if a.fault else "; no fault preceded it"
+    count = f" seen {a.observed_count}x, expected {a.expected_count}x"
+    return f"  - {where}{rng}:{count}{fault}\n      {_row(a.row)}"
+
+
+def summary_line(outcome: RunOutcome) -> str:
+    ctx = f"(scenario={outcome.spec.scenario}, seed={outcome.spec.seed})"
+    if outcome.error:
+        return f"harness error, no verdict {ctx}: {outcome.error.splitlines()[0]}"
+    result = outcome.result
+    assert result is not None
+    if result.verdict == "unknown":
+        return f"verdict unknown {ctx}: {(result.error or '').splitlines()[0] if result.error else ''}"
+    if result.verdict == "exactly-once":
+        return (
+            f"exactly-once held {ctx}: {result.observed_rows} rows match the oracle, "
+            f"{len(outcome.kills_fired)} kill(s) fired, {len(outcome.batches)} batches"
+        )
+    counts = result.counts()
+    parts = ", ".join(f"{counts[k]} {k}" for k in KINDS if k in counts)
+    return f"exactly-once violated: {parts} {ctx}"
+
+
+def render_text(outcome: RunOutcome) -> str:
+    lines = [summary_line(outcome)]
+    if outcome.kills_fired:
+        lines.append("faults fired:")
+        lines += [f"  #{k['history_index']} {k['description']}" for k in outcome.kills_fired]
+    if outcome.error and outcome.error.count("\n"):
+        lines += ["  " + line for line in outcome.error.splitlines()[1:]]
+    result = outcome.result
+    if result is not None and result.anomalies:
+        for kind in KINDS:
+            of_kind = [a for a in result.anomalies if a.kind == kind]
+            if not of_kind:
+                continue
+            lines.append(f"{kind} ({len(of_kind)} row(s)):")
+            lines += [_anomaly_line(a) for a in of_kind[:MAX_PER_KIND]]
+            if len(of_kind) > MAX_PER_KIND:
+                lines.append(f"  ... and {len(of_kind) - MAX_PER_KIND} more")
+    if outcome.kept_run_dir:
+        lines.append(f"run directory kept: {outcome.paths.root}")
+    lines.append(f"replay: {outcome.spec.replay_command()}")
+    return "\n".join(lines)
+
+
+def to_json(outcome: RunOutcome) -> dict[str, Any]:
+    result = outcome.result
+    return {
+        "verdict": outcome.verdict,
+        "scenario": outcome.spec.scenario,
+        "expected_guarantee": outcome.expected_guarantee,
+        "seed": outcome.spec.seed,
+        "spec": asdict(outcome.spec),
+        "schedule": outcome.schedule_lines,
+        "kills_planned": outcome.kills_planned,
+        "kills_fired": outcome.kills_fired,
+        "batches": outcome.batches,
+        "anomaly_counts": result.counts() if result else {},
+        "anomalies": [asdict(a) for a in result.anomalies] if result else [],
+        "expected_rows": result.expected_rows if result else None,
+        "observed_rows": result.observed_rows if result else None,
+        "error": outcome.error or (result.error if result else None),
+        "run_dir": str(outcome.paths.root) if outcome.kept_run_dir else None,
+        "history": str(outcome.paths.history) if outcome.kept_run_dir else None,
+        "duration_s": round(outcome.duration_s, 2),
+        "replay": outcome.spec.replay_command(),
+    }

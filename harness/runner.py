@@ -1,0 +1,310 @@
+"""The runner: interprets a schedule against real child driver processes.
+
+Soft state lives in the run directory (tap, checkpoint, sink output, fault
+ledger); a driver that is SIGKILLed by a planned fault is replaced by a fresh
+one that restarts the query from the same checkpoint, and the interrupted
+command is sent again. Every step, batch and fault becomes a history event.
+A watchdog kills a driver that stays silent past ``spec.command_timeout_s``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fault_injectors.crash import never_fired, read_ledger
+from harness.checker import BatchSpan, CheckResult, FaultRef, check_exactly_once
+from harness.driverproc import DriverProcess
+from harness.history import History, read_jsonl_from
+from harness.inspector import CheckpointError, read_batches
+from harness.procs import kill_token
+from harness.rundir import RunPaths
+from harness.schedule import Schedule, build_schedule
+from harness.spec import RunSpec
+from scenarios import get_scenario
+from scenarios.admission import offsets_from_json
+from scenarios.tap import advance, init_tap
+
+STARTUP_TIMEOUT_S = 180.0
+
+
+class HarnessError(RuntimeError):
+    """The harness could not produce a verdict (infrastructure, not the pipeline)."""
+
+
+@dataclass
+class RunOutcome:
+    spec: RunSpec
+    paths: RunPaths
+    expected_guarantee: str
+    schedule_lines: list[str]
+    kills_planned: list[dict[str, Any]]
+    kills_fired: list[dict[str, Any]] = field(default_factory=list)
+    batches: list[dict[str, Any]] = field(default_factory=list)
+    result: CheckResult | None = None
+    error: str | None = None
+    duration_s: float = 0.0
+    kept_run_dir: bool = True
+
+    @property
+    def verdict(self) -> str:
+        return "unknown" if self.error or self.result is None else self.result.verdict
+
+    @property
+    def exit_code(self) -> int:
+        return {"exactly-once": 0, "violated": 1}.get(self.verdict, 2)
+
+
+class Runner:
+    def __init__(self, spec: RunSpec, paths: RunPaths, echo: Callable[[str], None]) -> None:
+        self.spec, self.paths, self._echo = spec, paths, echo
+        self.scenario = get_scenario(spec.scenario)
+        self.schedule: Schedule = build_schedule(spec, self.scenario)
+        self.token = uuid.uuid4().hex
+        self.driver: DriverProcess | None = None
+        self.incarnation = 0
+        self.started = time.monotonic()
+        self._event_offsets: dict[int, int] = {}
+        self._ledger_seen = 0
+        self.kills_fired: list[dict[str, Any]] = []
+        self.history: History | None = None
+
+    def echo(self, message: str) -> None:
+        self._echo(f"[{time.monotonic() - self.started:7.1f}s] {message}")
+
+    # -- top level -------------------------------------------------------------
+    def execute(self) -> RunOutcome:
+        sc = self.scenario
+        outcome = RunOutcome(
+            self.spec,
+            self.paths,
+            sc.guarantee,
+            self.schedule.describe(),
+            [{"id": r.id, "description": r.describe()} for r in self.schedule.plan.rules],
+        )
+        self.paths.create()
+        self.spec.save(self.paths.spec)
+        self.schedule.plan.save(self.paths.faults / "plan.json")
+        init_tap(self.paths.tap, sc.partitions)
+        self.history = History(self.paths.history)
+        self.echo(f"scenario {sc.name}: {sc.summary}; seed {self.spec.seed}; run dir {self.paths.root}")
+        for line in self.schedule.describe():
+            self.echo("  " + line)
+        try:
+            self._play()
+            outcome.result = self._check()
+            missing = never_fired(self.schedule.plan, read_ledger(self.paths.faults))
+            if missing:
+                outcome.error = "planned fault(s) never fired, so the run proves nothing about them:\n" + "\n".join(
+                    f"fault {r.id} planned ({r.describe()}) never fired" for r in missing
+                )
+        except HarnessError as exc:
+            outcome.error = str(exc)
+        finally:
+            self._shutdown()
+            self.history.close()
+        outcome.kills_fired = self.kills_fired
+        outcome.batches = self._batches_json()
+        outcome.duration_s = time.monotonic() - self.started
+        return outcome
+
+    def _play(self) -> None:
+        rounds = self.spec.effective_rounds
+        r = 0
+        for op in self.schedule.ops:
+            if op.kind == "add_data":
+                r += 1
+                tap = advance(self.paths.tap, op.rows)
+                self._record("ok", "runner", "add_data", {"rows": op.rows, "tap": tap})
+                self.echo(f"round {r}/{rounds}: {op.describe()}")
+            elif op.kind == "heal":
+                self._record("info", "runner", "heal", {})
+            elif op.kind == "run":
+                msg = self._drive("run")
+                self.echo(f"caught up ({len(msg.get('batches', []))} batch(es) in this query)")
+            elif op.kind == "check":
+                msg = self._drive("check")
+                self.echo(f"oracle: {msg['expected_rows']} rows expected, {msg['observed_rows']} rows visible")
+
+    # -- driver management -----------------------------------------------------
+    def _record(self, type: str, process: str, f: str, value: dict[str, Any], time_ns: int | None = None) -> int:
+        assert self.history is not None
+        return self.history.append(type, process, f, value, time_ns).index
+
+    def _ensure_driver(self) -> DriverProcess:
+        if self.driver is not None:
+            return self.driver
+        self.incarnation += 1
+        t0 = time.monotonic()
+        drv = DriverProcess(self.paths, self.incarnation, self.token)
+        self._record("invoke", "runner", "start_driver", {"driver": drv.name, "pid": drv.pid})
+        try:
+            msg = drv.receive(STARTUP_TIMEOUT_S)
+        except TimeoutError:
+            msg = {"event": "error", "message": f"no answer within {STARTUP_TIMEOUT_S:.0f} s"}
+        if msg is None or msg.get("event") != "ready":
+            drv.kill()
+            reason = (msg or {}).get("message", "it exited before answering")
+            self._record("fail", "runner", "start_driver", {"driver": drv.name, "reason": reason})
+            raise HarnessError(f"{drv.name} failed to start: {reason}\n  log: {drv.log_path}\n{drv.log_tail()}")
+        self._record("ok", "runner", "start_driver", {"driver": drv.name, "pid": drv.pid})
+        self.echo(f"{drv.name} ready (pid {drv.pid}, {time.monotonic() - t0:.1f} s to start Spark)")
+        self.driver = drv
+        return drv
+
+    def _drive(self, cmd: str) -> dict[str, Any]:
+        """Send ``cmd`` until a driver completes it, replacing killed drivers."""
+        limit = len(self.schedule.plan.rules) + 2
+        for _attempt in range(limit + 1):
+            drv = self._ensure_driver()
+            self._record("invoke", drv.name, cmd, {})
+            msg: dict[str, Any] | None = None
+            if drv.send({"cmd": cmd}):
+                try:
+                    msg = drv.receive(self.spec.command_timeout_s)
+                except TimeoutError:
+                    self._merge(drv)
+                    self._record("info", drv.name, "hung", {"cmd": cmd, "timeout_s": self.spec.command_timeout_s})
+                    drv.kill()
+                    self.driver = None
+                    raise HarnessError(
+                        f"watchdog: {drv.name} did not finish '{cmd}' within {self.spec.command_timeout_s:.0f} s "
+                        f"and was killed\n  log: {drv.log_path}\n{drv.log_tail()}"
+                    ) from None
+            new_kills = self._merge(drv)
+            if msg is None:
+                self._on_death(drv, cmd, new_kills)
+                continue
+            if msg.get("event") == "error":
+                self._record("fail", drv.name, cmd, {"message": msg.get("message")})
+                raise HarnessError(
+                    f"'{cmd}' failed in {drv.name}: {msg.get('message')}\n  log: {drv.log_path}\n"
+                    + str(msg.get("traceback", ""))[-2000:]
+                )
+            self._record("ok", drv.name, cmd, {k: v for k, v in msg.items() if k != "event"})
+            return msg
+        raise HarnessError(f"'{cmd}' did not complete after {limit} driver restarts")
+
+    def _on_death(self, drv: DriverProcess, cmd: str, new_kills: list[dict[str, Any]]) -> None:
+        rc = drv.wait_exit(10)
+        drv.kill()
+        self.driver = None
+        if not new_kills:
+            self._record("fail", drv.name, "crash", {"returncode": rc, "cmd": cmd})
+            raise HarnessError(
+                f"{drv.name} died during '{cmd}' (exit code {rc}) with no planned fault firing\n"
+                f"  log: {drv.log_path}\n{drv.log_tail()}"
+            )
+        batch = new_kills[-1]["rule"]["batch"]
+        self._record("info", drv.name, "crash", {"returncode": rc, "batch": batch, "batch_outcome": "unknown"})
+        self.echo(f"{drv.name} killed (exit {rc}); restarting from the checkpoint")
+
+    def _merge(self, drv: DriverProcess) -> list[dict[str, Any]]:
+        """Move new driver events and fault-ledger records into the history, in time order."""
+        events, self._event_offsets[drv.incarnation] = read_jsonl_from(
+            self.paths.driver_events(drv.incarnation), self._event_offsets.get(drv.incarnation, 0)
+        )
+        ledger = read_ledger(self.paths.faults)
+        new_kills = ledger[self._ledger_seen :]
+        self._ledger_seen = len(ledger)
+        items = [(e["time_ns"], "event", e) for e in events] + [(k["time_ns"], "kill", k) for k in new_kills]
+        for t, what, item in sorted(items, key=lambda x: x[0]):
+            if what == "kill":
+                rule = item["rule"]
+                desc = f"{rule['id']}: kill at {rule['point']} of batch {rule['batch']}"
+                idx = self._record("info", drv.name, "kill", {**item, "description": desc}, t)
+                self.kills_fired.append(
+                    {
+                        "history_index": idx,
+                        "id": rule["id"],
+                        "point": rule["point"],
+                        "batch": rule["batch"],
+                        "description": desc,
+                        "context": item.get("context", {}),
+                    }
+                )
+                self.echo(f"KILL fired {desc}")
+            else:
+                self._record("ok", drv.name, item["f"], item["value"], t)
+                if item["f"] == "batch" and item["value"].get("rows"):
+                    v = item["value"]
+                    self.echo(
+                        f"{drv.name} batch {v['batch_id']} committed: {v['rows']} rows {v['start']} -> {v['end']}"
+                    )
+        return new_kills
+
+    def _shutdown(self) -> None:
+        drv, self.driver = self.driver, None
+        if drv is not None:
+            if drv.send({"cmd": "exit"}) and drv.wait_exit(60) is None:
+                self.echo(f"{drv.name} did not exit within 60 s; killing it")
+            drv.kill()
+        kill_token(self.token)
+
+    # -- verdict -----------------------------------------------------------------
+    def _spans(self) -> list[BatchSpan]:
+        spans = []
+        for rec in read_batches(self.paths.checkpoint):
+            if rec.offsets is None:
+                continue
+            start = rec.start[0] if rec.start and rec.start[0] is not None else {}
+            end = rec.offsets.sources[0] if rec.offsets.sources else None
+            if end is None:
+                continue
+            spans.append(BatchSpan(rec.batch_id, offsets_from_json(start), offsets_from_json(end), rec.committed))
+        return spans
+
+    def _batches_json(self) -> list[dict[str, Any]]:
+        try:
+            return [
+                {"batch_id": s.batch_id, "start": s.start, "end": s.end, "committed": s.committed}
+                for s in self._spans()
+            ]
+        except (CheckpointError, ValueError):
+            return []
+
+    def _check(self) -> CheckResult:
+        import pyarrow.parquet as pq
+
+        try:
+            expected = pq.read_table(self.paths.oracle / "expected.parquet").to_pylist()
+            observed = pq.read_table(self.paths.oracle / "observed.parquet").to_pylist()
+            spans = self._spans()
+        except (OSError, CheckpointError, ValueError) as exc:
+            return CheckResult("unknown", error=f"could not read the run's output or checkpoint: {exc}")
+        faults = [FaultRef(k["history_index"], k["batch"], k["point"], k["description"]) for k in self.kills_fired]
+        result = check_exactly_once(expected, observed, batches=spans, faults=faults, identity=self.scenario.identity)
+        self._record("ok", "runner", "check", {"verdict": result.verdict, "counts": result.counts()})
+        return result
+
+
+def run_spec(spec: RunSpec, run_dir: Path | None = None, echo: Callable[[str], None] | None = None) -> RunOutcome:
+    """Run ``spec`` in ``run_dir`` (kept) or a temp dir (removed on a pass, kept otherwise)."""
+    if echo is None:
+        echo = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    if run_dir is not None:
+        run_dir = Path(run_dir).resolve()
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise HarnessError(f"run directory {run_dir} is not empty; give a new --run-dir or remove it")
+    root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-{spec.scenario}-"))
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        outcome = Runner(spec, RunPaths(root), echo).execute()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if run_dir is None and outcome.verdict == "exactly-once":
+        shutil.rmtree(root, ignore_errors=True)
+        outcome.kept_run_dir = False
+    return outcome
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

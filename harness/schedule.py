@@ -1,0 +1,84 @@
+"""Schedules: ``(spec, scenario) -> ops + fault plan``, pure and printable.
+
+A schedule is ``rounds`` repetitions of *add data, run until caught up*,
+then a final *heal, run to completion, check*. Batch boundaries are predicted
+with the same admission function the source uses, so seeded kills name batch
+ids that will exist. All randomness comes from ``random.Random(spec.seed)``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from fault_injectors.plan import FaultPlan, KillRule
+from harness.spec import RunSpec
+from scenarios.admission import Offsets, plan_batches
+from scenarios.base import Scenario
+
+
+@dataclass(frozen=True)
+class Op:
+    """One step: ``add_data`` (``rows`` offset units per partition), ``run``
+    (until caught up), ``heal`` (no new faults are armed after this), ``check``."""
+
+    kind: str
+    rows: dict[int, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        if self.kind == "add_data":
+            return "add data " + ", ".join(f"p{p}+{n}" for p, n in sorted(self.rows.items()))
+        return {"run": "run until caught up", "heal": "heal", "check": "check"}.get(self.kind, self.kind)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    ops: tuple[Op, ...]
+    plan: FaultPlan
+    #: Predicted ``(start, end)`` offsets per batch id, fault-free.
+    predicted_batches: tuple[tuple[Offsets, Offsets], ...]
+
+    def describe(self) -> list[str]:
+        lines = [f"{i:>2}. {op.describe()}" for i, op in enumerate(self.ops)]
+        lines += [f"    fault {r.id}: {r.describe()}" for r in self.plan.rules]
+        return lines
+
+
+def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
+    """The schedule of ``spec`` for ``scenario``; deterministic in ``spec``."""
+    rng = random.Random(spec.seed)
+    parts = range(scenario.partitions)
+    ops: list[Op] = []
+    predicted: list[tuple[Offsets, Offsets]] = []
+    available: Offsets = {p: 0 for p in parts}
+    max_offsets = scenario.max_offsets_per_batch
+    for _ in range(spec.effective_rounds):
+        lo, hi = scenario.rows_per_round
+        rows = {p: rng.randint(lo, hi) for p in parts}
+        start = dict(available)
+        available = {p: available[p] + rows[p] for p in parts}
+        predicted += plan_batches(start, available, max_offsets)
+        ops += [Op("add_data", rows), Op("run")]
+    ops += [Op("heal"), Op("run"), Op("check")]
+
+    rules: list[KillRule] = []
+    if spec.kills:
+        if spec.kills > len(predicted):
+            raise ValueError(
+                f"{spec.kills} kills need as many batches but the schedule has {len(predicted)}; "
+                "pass more --rounds or fewer --kills"
+            )
+        points = list(scenario.kill_points)
+        rng.shuffle(points)
+        for i, batch in enumerate(sorted(rng.sample(range(len(predicted)), spec.kills))):
+            point = points[i % len(points)]
+            partition = after_rows = None
+            if point == "sink.write.mid":
+                start, end = predicted[batch]
+                busy = [p for p in parts if end[p] > start[p]]
+                partition = rng.choice(busy)
+                after_rows = (end[partition] - start[partition]) * scenario.rows_per_offset // 2
+            rules.append(KillRule(f"k{i + 1}", point, batch, partition, after_rows))
+    for j, rule in enumerate(spec.extra_kills):
+        rules.append(KillRule(f"x{j + 1}", rule.point, rule.batch, rule.partition, rule.after_rows, rule.action))
+    return Schedule(tuple(ops), FaultPlan(tuple(rules)), tuple(predicted))

@@ -1,0 +1,69 @@
+"""Building SparkSessions the way the harness needs them, in any process.
+
+Known traps handled here: Python workers must run the same interpreter as the
+driver (``PYSPARK_PYTHON``), Spark must bind to loopback (``SPARK_LOCAL_IP``),
+and test sessions should be small (few shuffle partitions, no UI).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[2]"
+
+#: Confs that keep a local test session fast and deterministic.
+DEFAULT_CONFS: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.python.worker.reuse": "true",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.driver.memory": "1g",
+    "spark.sql.streaming.stopTimeout": "30s",
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+}
+
+
+def spark_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment for a process that runs Spark: ``base`` (default ``os.environ``)
+    plus the interpreter and loopback settings the harness relies on."""
+    env = dict(os.environ if base is None else base)
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env.setdefault("PYTHONHASHSEED", "0")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    return env
+
+
+def build_session(
+    app_name: str = "exactly-once-harness",
+    master: str = DEFAULT_MASTER,
+    confs: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """A SparkSession with :data:`DEFAULT_CONFS` (overridden by ``confs``) and the
+    ``replayable`` data source registered. Sets this process's environment as
+    :func:`spark_env` describes before the JVM starts."""
+    os.environ.update(spark_env())
+    from pyspark.sql import SparkSession
+
+    from scenarios.replayable_source import ReplayableDataSource
+
+    builder = SparkSession.builder.appName(app_name).master(master)
+    for key, value in {**DEFAULT_CONFS, **dict(confs or {})}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.dataSource.register(ReplayableDataSource)
+    return spark

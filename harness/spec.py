@@ -1,0 +1,75 @@
+"""Run specifications: everything that determines a run, as frozen data with a
+JSON round trip (the seed plus the spec reproduce the run)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fault_injectors.plan import KillRule
+from harness.session import DEFAULT_MASTER
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One harness run: a scenario, a seed and the faults to inject.
+
+    ``kills`` seeded kills are drawn from the scenario's crash points;
+    ``extra_kills`` are explicit rules (``--kill``) added to them.
+    ``rounds`` add-data/run rounds are played (default: ``max(2, kills)``).
+    """
+
+    scenario: str
+    seed: int
+    kills: int = 3
+    rounds: int | None = None
+    extra_kills: tuple[KillRule, ...] = ()
+    master: str = DEFAULT_MASTER
+    confs: dict[str, str] = field(default_factory=dict)
+    command_timeout_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        if self.kills < 0:
+            raise ValueError("kills must be >= 0")
+        if self.rounds is not None and self.rounds < 1:
+            raise ValueError("rounds must be >= 1")
+        if self.command_timeout_s <= 0:
+            raise ValueError("command_timeout_s must be > 0")
+
+    @property
+    def effective_rounds(self) -> int:
+        return self.rounds if self.rounds is not None else max(2, self.kills)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> RunSpec:
+        raw = dict(raw)
+        raw["extra_kills"] = tuple(KillRule.from_dict(r) for r in raw.get("extra_kills", ()))
+        return cls(**raw)
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunSpec:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json())
+
+    def replay_command(self, python: str = ".venv/bin/python") -> str:
+        """One shell line that reruns this spec from scratch."""
+        parts = [python, "-m", "harness", "run", self.scenario, "--seed", str(self.seed), "--kills", str(self.kills)]
+        if self.rounds is not None:
+            parts += ["--rounds", str(self.rounds)]
+        for r in self.extra_kills:
+            spec = f"{r.point}:{r.batch}"
+            if r.partition is not None or r.after_rows is not None:
+                spec += f":{'' if r.partition is None else r.partition}"
+            if r.after_rows is not None:
+                spec += f":{r.after_rows}"
+            parts += ["--kill", spec]
+        if self.master != DEFAULT_MASTER:
+            parts += ["--master", self.master]
+        return " ".join(parts)

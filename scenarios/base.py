@@ -1,0 +1,57 @@
+"""What a scenario is: a pipeline under test, its sink, and how to read it back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fault_injectors.crash import FaultSite
+from scenarios.rowgen import PROVENANCE, SourceConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.types import StructType
+
+
+@dataclass(frozen=True)
+class SinkContext:
+    """Where a scenario's sink writes and how it reaches the run's crash points."""
+
+    output: str
+    checkpoint: str
+    faults: FaultSite
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A pipeline under test.
+
+    ``transform`` is applied both to the stream and (for the oracle) to a batch
+    read of the same input, so it must only use operations valid in both.
+    ``attach_sink`` configures the sink on a ``DataStreamWriter`` (the runner
+    sets checkpoint and trigger). ``read_output`` returns what the sink has
+    made visible to its readers. ``guarantee`` is what the scenario is
+    *expected* to show; the checker decides what it actually shows.
+    """
+
+    name: str
+    summary: str
+    guarantee: str
+    kill_points: tuple[str, ...]
+    transform: Callable[[DataFrame], DataFrame]
+    attach_sink: Callable[[DataStreamWriter, SinkContext], DataStreamWriter]
+    read_output: Callable[[SparkSession, SinkContext, StructType], DataFrame]
+    partitions: int = 2
+    rows_per_offset: int = 1
+    max_rows_per_batch: int = 40
+    rows_per_round: tuple[int, int] = (20, 60)
+    identity: tuple[str, ...] = PROVENANCE
+
+    @property
+    def max_offsets_per_batch(self) -> int:
+        return max(1, self.max_rows_per_batch // self.rows_per_offset)
+
+    def source_config(self, seed: int) -> SourceConfig:
+        return SourceConfig(seed=seed, partitions=self.partitions, rows_per_offset=self.rows_per_offset)

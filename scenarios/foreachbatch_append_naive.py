@@ -1,0 +1,45 @@
+"""``foreachBatch`` appending each batch to parquet, without batch-id dedup.
+
+Purpose: a known at-least-once sink, to show the checker can fail. Faults:
+SIGKILL after ``offsets/N`` is logged, mid-write, and after the function has
+appended batch N but before Spark writes ``commits/N`` (``sink.commit.after``).
+Guarantee checked: exactly-once, which this sink does *not* give: on restart
+Spark re-runs batch N and the function appends its rows a second time.
+Pass condition for the harness: the run is flagged with ``duplicate``
+anomalies naming batch N and the kill before it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scenarios.base import Scenario, SinkContext
+from scenarios.file_sink_stateless import transform
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.types import StructType
+
+
+def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
+    def append_batch(batch_df: DataFrame, batch_id: int) -> None:
+        batch_df.write.mode("append").parquet(ctx.output)
+        ctx.faults.maybe_fire("sink.commit.after", batch_id)
+
+    return writer.foreachBatch(append_batch)
+
+
+def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
+    return spark.read.schema(schema).parquet(ctx.output)
+
+
+SCENARIO = Scenario(
+    name="foreachbatch_append_naive",
+    summary="foreachBatch append without batch-id dedup (expected: duplicates on replay)",
+    guarantee="at-least-once",
+    kill_points=("after_offsets_logged", "sink.write.mid", "sink.commit.after"),
+    transform=transform,
+    attach_sink=attach_sink,
+    read_output=read_output,
+)

@@ -1,0 +1,198 @@
+"""``replayable``: a deterministic, replayable PySpark streaming data source.
+
+Rows are pure functions of ``(seed, partition, offset, seq)`` (see
+:mod:`scenarios.rowgen`) and carry their provenance columns. What is
+*available* is decided by the harness through a tap file (option ``tap``) or
+a fixed end (option ``end``, JSON ``{"0": n, ...}``), never by the clock, so
+batch boundaries are reproducible. Supports ``ReadMaxRows`` admission control
+(option ``max_rows_per_batch``) and ``Trigger.AvailableNow``.
+
+Harness options (all optional): ``checkpoint`` (the query's checkpoint dir,
+used to learn the current batch id) and ``fault_dir`` (armed crash points,
+see :mod:`fault_injectors.crash`). Crash points fired here:
+``after_offsets_logged`` (in ``partitions``), ``sink.write.mid`` (in ``read``)
+and ``after_commit_logged`` (in ``latestOffset``).
+
+Usage::
+
+    spark.dataSource.register(ReplayableDataSource)
+    df = spark.readStream.format("replayable").option("seed", 7).option("tap", path).load()
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from fault_injectors.crash import FaultSite
+from harness.inspector.checkpoint import latest_batch_id
+from scenarios.admission import Offsets, admit, offsets_from_json, offsets_to_json
+from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
+from scenarios.tap import read_tap
+
+FORMAT = "replayable"
+
+
+class SourceOptions:
+    """Parsed options of the replayable source (data config + harness wiring)."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        opts = {str(k).lower(): v for k, v in options.items()}
+        self.config = SourceConfig.from_options(opts)
+        self.tap: str | None = opts.get("tap")
+        self.end: Offsets | None = None
+        if opts.get("end"):
+            try:
+                self.end = offsets_from_json(json.loads(opts["end"]))
+            except ValueError as exc:
+                raise ConfigError(f"replayable source: option end={opts['end']!r} is not an offset JSON") from exc
+        if self.tap is None and self.end is None:
+            raise ConfigError(
+                "replayable source: set option 'tap' (path of a tap file the harness advances) "
+                'or \'end\' (fixed end offsets, JSON like {"0": 100, "1": 100})'
+            )
+        raw_max = opts.get("max_rows_per_batch")
+        self.max_rows_per_batch = int(raw_max) if raw_max not in (None, "", "null") else None
+        if self.max_rows_per_batch is not None and self.max_rows_per_batch < 1:
+            raise ConfigError("replayable source: max_rows_per_batch must be >= 1")
+        self.checkpoint: str | None = opts.get("checkpoint")
+        self.fault_dir: str | None = opts.get("fault_dir")
+
+    def available(self) -> Offsets:
+        """End offsets of the data that exists now (``end`` wins over ``tap``)."""
+        if self.end is not None:
+            avail = dict(self.end)
+        else:
+            assert self.tap is not None
+            avail = read_tap(self.tap)
+        return {p: int(avail.get(p, 0)) for p in range(self.config.partitions)}
+
+    def max_offsets(self, max_rows: int) -> int:
+        return max(1, max_rows // self.config.rows_per_offset)
+
+
+class RangePartition(InputPartition):
+    """Offsets ``[start, end)`` of one source partition, for batch ``batch_id``."""
+
+    def __init__(self, partition: int, start: int, end: int, batch_id: int | None, fault_dir: str | None) -> None:
+        super().__init__((partition, start, end))
+        self.partition = partition
+        self.start = start
+        self.end = end
+        self.batch_id = batch_id
+        self.fault_dir = fault_dir
+
+
+def read_range(config: SourceConfig, part: RangePartition) -> Iterator[tuple[Any, ...]]:
+    """Rows of ``part``; fires ``sink.write.mid`` after the armed rule's ``after_rows`` rows."""
+    site = FaultSite(part.fault_dir)
+    rules = [
+        r for r in site.armed("sink.write.mid", part.batch_id) if r.partition is None or r.partition == part.partition
+    ]
+    trigger_at = min((r.after_rows or 0) for r in rules) if rules else None
+    n = 0
+    for row in config.rows(part.partition, part.start, part.end):
+        if trigger_at is not None and n == trigger_at:
+            site.maybe_fire("sink.write.mid", part.batch_id, partition=part.partition, rows_read=n)
+        yield row
+        n += 1
+    if trigger_at is not None:  # the partition had fewer rows than after_rows: fire before the task ends
+        site.maybe_fire("sink.write.mid", part.batch_id, partition=part.partition, rows_read=n)
+
+
+class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Streaming reader; offsets are ``{"<partition>": <end offset>, ...}``."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.opts = SourceOptions(options)
+        self.site = FaultSite(self.opts.fault_dir)
+        self._target: Offsets | None = None
+
+    def initialOffset(self) -> dict[str, int]:
+        return offsets_to_json({p: 0 for p in range(self.opts.config.partitions)})
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.opts.max_rows_per_batch is None:
+            return ReadAllAvailable()
+        return ReadMaxRows(self.opts.max_rows_per_batch)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self.opts.available()
+
+    def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
+        self._fire_after_commit_logged()
+        available = self._target if self._target is not None else self.opts.available()
+        max_offsets = self.opts.max_offsets(limit.max_rows) if isinstance(limit, ReadMaxRows) else None
+        return offsets_to_json(admit(offsets_from_json(start), available, max_offsets))
+
+    def reportLatestOffset(self) -> dict[str, int]:
+        return offsets_to_json(self.opts.available())
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
+        batch_id = latest_batch_id(self.opts.checkpoint) if self.opts.checkpoint else None
+        self.site.maybe_fire("after_offsets_logged", batch_id, start=start, end=end)
+        s, e = offsets_from_json(start), offsets_from_json(end)
+        return [
+            RangePartition(p, s.get(p, 0), e[p], batch_id, self.opts.fault_dir) for p in sorted(e) if e[p] > s.get(p, 0)
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        assert isinstance(partition, RangePartition)
+        return read_range(self.opts.config, partition)
+
+    def commit(self, end: dict[str, int]) -> None:
+        """Nothing to release: data is a pure function of offsets."""
+
+    def _fire_after_commit_logged(self) -> None:
+        if not self.opts.checkpoint:
+            return
+        commits = Path(self.opts.checkpoint) / "commits"
+        for rule in self.site.armed_at("after_commit_logged"):
+            if (commits / str(rule.batch)).exists():
+                self.site.maybe_fire("after_commit_logged", rule.batch)
+
+
+class ReplayableBatchReader(DataSourceReader):
+    """Batch reader over offsets ``[0, end)`` of every partition (the oracle's input)."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.opts = SourceOptions(options)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [RangePartition(p, 0, n, None, None) for p, n in sorted(self.opts.available().items()) if n > 0]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        assert isinstance(partition, RangePartition)
+        return read_range(self.opts.config, partition)
+
+
+class ReplayableDataSource(DataSource):
+    """The ``replayable`` format (batch and streaming)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> str:
+        return SCHEMA_DDL
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return ReplayableBatchReader(self.options)
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return ReplayableStreamReader(self.options)
