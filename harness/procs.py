@@ -16,9 +16,10 @@ from pathlib import Path
 RUN_TOKEN_ENV = "HARNESS_RUN_TOKEN"
 
 
-def pids_with_token(token: str) -> list[int]:
-    """Live processes whose initial environment carries ``HARNESS_RUN_TOKEN=token``."""
-    needle = f"{RUN_TOKEN_ENV}={token}".encode()
+def pids_with_token(token: str | None) -> list[int]:
+    """Live processes whose initial environment carries ``HARNESS_RUN_TOKEN=token``
+    (with ``token=None``: any harness run token, i.e. every process of every run)."""
+    needle = f"{RUN_TOKEN_ENV}={token or ''}".encode()
     found = []
     me = os.getpid()
     for entry in Path("/proc").iterdir():
@@ -28,7 +29,8 @@ def pids_with_token(token: str) -> list[int]:
             env = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if needle in env.split(b"\0"):
+        entries = env.split(b"\0")
+        if needle in entries if token else any(e.startswith(needle) for e in entries):
             found.append(int(entry.name))
     return found
 

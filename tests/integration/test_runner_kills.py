@@ -1,0 +1,136 @@
+"""End to end through the CLI: real child drivers, real SIGKILLs, real checkpoints."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.procs import pids_with_token
+from harness.schedule import build_schedule
+from harness.spec import RunSpec
+from scenarios import get_scenario
+from scenarios.rowgen import SourceConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def harness(*args: str, timeout: float = 600) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes() -> Any:
+    yield
+    assert pids_with_token(None) == [], "a harness run left processes behind"
+
+
+def test_file_sink_survives_three_kills(tmp_path: Path) -> None:
+    rc, out, err = harness(
+        "run", "file_sink_stateless", "--seed", "7", "--kills", "3", "--json", str(tmp_path / "r.json")
+    )
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert rc == 0, out + err[-3000:]
+    assert out.splitlines()[0].startswith("exactly-once held (scenario=file_sink_stateless, seed=7)")
+    assert doc["verdict"] == "exactly-once" and doc["anomalies"] == [] and doc["seed"] == 7
+    assert [k["point"] for k in doc["kills_fired"]] == [r["description"].split()[2] for r in doc["kills_planned"]]
+    assert len(doc["kills_fired"]) == 3
+    assert len({k["point"] for k in doc["kills_fired"]}) == 3
+    assert doc["observed_rows"] == doc["expected_rows"] > 0
+    assert all(b["committed"] for b in doc["batches"])
+    assert doc["run_dir"] is None  # temp dir removed on success
+
+
+def _expected_duplicates(seed: int, batch: int) -> list[tuple[int, int]]:
+    sc = get_scenario("foreachbatch_append_naive")
+    start, end = build_schedule(RunSpec(sc.name, seed, kills=3), sc).predicted_batches[batch]
+    cfg = sc.source_config(seed)
+    return sorted((r[0], r[1]) for p in end for r in cfg.rows(p, start[p], end[p]) if r[4] % 7 != 0)
+
+
+def test_naive_foreach_batch_is_caught_with_named_duplicates(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    rc, out, err = harness(
+        "run",
+        "foreachbatch_append_naive",
+        "--seed",
+        "7",
+        "--kills",
+        "3",
+        "--json",
+        str(tmp_path / "r.json"),
+        "--run-dir",
+        str(run_dir),
+    )
+    assert rc == 1, out + err[-3000:]
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["verdict"] == "violated"
+    [replayed] = [k for k in doc["kills_fired"] if k["point"] == "sink.commit.after"]
+    dupes = [a for a in doc["anomalies"] if a["kind"] == "duplicate"]
+    assert {a["kind"] for a in doc["anomalies"]} == {"duplicate"}
+    assert {a["batch_id"] for a in dupes} == {replayed["batch"]}
+    assert sorted((a["partition"], a["offset"]) for a in dupes) == _expected_duplicates(7, replayed["batch"])
+    assert all(a["fault"]["history_index"] == replayed["history_index"] for a in dupes)
+    assert out.splitlines()[0].startswith(f"exactly-once violated: {len(dupes)} duplicate (")
+    assert out.splitlines()[-1].endswith("-m harness run foreachbatch_append_naive --seed 7 --kills 3")
+    history = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+    assert [e["index"] for e in history] == list(range(len(history)))
+    kill = history[replayed["history_index"]]
+    assert (kill["type"], kill["f"]) == ("info", "kill")
+    assert any(e["f"] == "crash" and e["type"] == "info" for e in history[kill["index"] :])
+    assert (run_dir / "checkpoint" / "commits").is_dir() and (run_dir / "oracle" / "observed.parquet").exists()
+
+
+def test_same_seed_same_anomalies() -> None:
+    args = (
+        "run",
+        "foreachbatch_append_naive",
+        "--seed",
+        "3",
+        "--kills",
+        "0",
+        "--kill",
+        "sink.commit.after:1",
+        "--rounds",
+        "1",
+        "--json",
+    )
+    results = []
+    for i in range(2):
+        path = ROOT / f".pytest-det-{i}.json"
+        try:
+            rc, out, err = harness(*args, str(path))
+            assert rc == 1, out + err[-3000:]
+            doc = json.loads(path.read_text())
+            results.append([(a["kind"], a["batch_id"], a["partition"], a["offset"]) for a in doc["anomalies"]])
+        finally:
+            path.unlink(missing_ok=True)
+    assert results[0] == results[1] and results[0]
+
+
+def test_planned_kill_that_never_fires_fails_the_run() -> None:
+    rc, out, err = harness(
+        "run", "file_sink_stateless", "--seed", "1", "--kill", "after_offsets_logged:99", "--rounds", "1"
+    )
+    assert rc == 2, out + err[-3000:]
+    assert "fault x1 planned (kill at after_offsets_logged of batch 99) never fired" in out
+    assert out.splitlines()[0].startswith("harness error, no verdict")
+
+
+def test_watchdog_kills_a_silent_driver() -> None:
+    rc, out, err = harness(
+        "run", "file_sink_stateless", "--seed", "1", "--kills", "0", "--rounds", "1", "--timeout", "0.5"
+    )
+    assert rc == 2, out + err[-3000:]
+    assert "watchdog: driver-1 did not finish 'run' within 0 s and was killed" in out
+
+
+def test_source_config_is_seeded() -> None:
+    assert get_scenario("file_sink_stateless").source_config(4) == SourceConfig(seed=4, partitions=2)

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import pytest
+
+from fault_injectors.plan import KillRule
+from harness.schedule import build_schedule
+from harness.spec import RunSpec
+from scenarios import get_scenario
+from scenarios.admission import plan_batches
+
+
+def test_schedule_is_deterministic_in_the_seed() -> None:
+    sc = get_scenario("file_sink_stateless")
+    a = build_schedule(RunSpec(sc.name, 7, kills=3), sc)
+    assert a == build_schedule(RunSpec(sc.name, 7, kills=3), sc)
+    assert a != build_schedule(RunSpec(sc.name, 8, kills=3), sc)
+
+
+def test_schedule_shape_and_kills_name_predicted_batches() -> None:
+    sc = get_scenario("foreachbatch_append_naive")
+    s = build_schedule(RunSpec(sc.name, 3, kills=3), sc)
+    kinds = [op.kind for op in s.ops]
+    assert kinds == ["add_data", "run"] * 3 + ["heal", "run", "check"]
+    total = {p: sum(op.rows.get(p, 0) for op in s.ops) for p in range(sc.partitions)}
+    assert s.predicted_batches[-1][1] == total
+    rules = s.plan.rules
+    assert len(rules) == 3 and len({r.batch for r in rules}) == 3
+    assert {r.point for r in rules} == set(sc.kill_points)  # 3 kills cycle through all 3 points
+    assert all(0 <= r.batch < len(s.predicted_batches) for r in rules)
+    for r in rules:
+        if r.point == "sink.write.mid":
+            start, end = s.predicted_batches[r.batch]
+            assert r.partition is not None and end[r.partition] > start[r.partition]
+
+
+def test_predicted_batches_follow_admission() -> None:
+    sc = get_scenario("file_sink_stateless")
+    s = build_schedule(RunSpec(sc.name, 1, kills=0, rounds=1), sc)
+    rows = s.ops[0].rows
+    assert list(s.predicted_batches) == plan_batches({0: 0, 1: 0}, rows, sc.max_offsets_per_batch)
+
+
+def test_explicit_kills_are_added_and_too_many_kills_refused() -> None:
+    sc = get_scenario("file_sink_stateless")
+    s = build_schedule(RunSpec(sc.name, 1, kills=0, extra_kills=(KillRule("cli", "sink.commit.after", 2),)), sc)
+    assert [(r.id, r.point, r.batch) for r in s.plan.rules] == [("x1", "sink.commit.after", 2)]
+    with pytest.raises(ValueError, match="more --rounds or fewer --kills"):
+        build_schedule(RunSpec(sc.name, 1, kills=50, rounds=1), sc)
+
+
+def test_spec_round_trip_and_replay_command(tmp_path: object) -> None:
+    spec = RunSpec("file_sink_stateless", 5, kills=0, rounds=2, extra_kills=(KillRule("c", "sink.write.mid", 1, 0, 3),))
+    assert RunSpec.from_dict(__import__("json").loads(spec.to_json())) == spec
+    assert spec.replay_command().endswith("--seed 5 --kills 0 --rounds 2 --kill sink.write.mid:1:0:3")
