@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from fault_injectors.crash import FaultSite, kill_driver_groups, never_fired, read_ledger
-from fault_injectors.plan import CRASH_POINTS, FaultPlan, FaultPlanError, KillRule
+from fault_injectors.plan import CRASH_POINTS, FaultPlan, FaultPlanError, FaultRule
 
 __all__ = [
     "CRASH_POINTS",
     "FaultPlan",
     "FaultPlanError",
+    "FaultRule",
     "FaultSite",
-    "KillRule",
     "kill_driver_groups",
     "never_fired",
     "read_ledger",

@@ -1,15 +1,18 @@
 """Firing planned faults from inside the query's own processes.
 
-Code at a crash point (a source method, a sink wrapper) calls
-:meth:`FaultSite.maybe_fire`. An armed rule is *claimed* atomically
-(``O_CREAT|O_EXCL`` on ``fired/<id>``) so it fires exactly once per run even
-across restarts and concurrent tasks, recorded in ``ledger.jsonl`` (fsynced)
-and then executed: SIGKILL to the whole process group of the driver (the
-Python driver and its JVM share one group because the runner starts the
-driver with ``start_new_session=True``; PySpark's worker daemon moves itself
-and its workers into a group of their own (``os.setpgid(0, 0)`` in
-``pyspark/daemon.py``), so a worker kills the driver's group, named by
-``HARNESS_DRIVER_PGID`` in the environment, and then its own).
+Code at a crash point (a source method, a sink wrapper, a checkpoint watcher)
+calls :meth:`FaultSite.maybe_fire`. A matching rule is *claimed* atomically
+(``O_CREAT|O_EXCL`` on ``fired/<id>.<n>``, ``n < times``) so it fires at most
+``times`` times per run, even across restarts and concurrent tasks; each
+firing is recorded in ``ledger.jsonl`` (fsynced, with the checkpoint state at
+that moment) and then executed.
+
+Process groups: the Python driver and its JVM share one group because the
+runner starts the driver with ``start_new_session=True``; PySpark's worker
+daemon moves itself and its workers into a group of their own
+(``os.setpgid(0, 0)`` in ``pyspark/daemon.py``), so a kill from a worker
+signals the driver's group, named by ``HARNESS_DRIVER_PGID`` in the
+environment, and then its own.
 """
 
 from __future__ import annotations
@@ -23,25 +26,50 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import FaultPlan, KillRule
+from fault_injectors.plan import FaultPlan, FaultRule
 
 PLAN_FILE = "plan.json"
 LEDGER_FILE = "ledger.jsonl"
 FIRED_DIR = "fired"
 #: Set by the child driver before its JVM starts; every process of the driver inherits it.
 DRIVER_PGID_ENV = "HARNESS_DRIVER_PGID"
+MASK64 = (1 << 64) - 1
+
+
+class InjectedFault(RuntimeError):
+    """Raised by a fault rule with ``action="raise"``."""
+
+
+def _mix(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+    return x ^ (x >> 31)
+
+
+def decide(seed: int, rule_id: str, *keys: int | None) -> float:
+    """A deterministic draw in [0, 1) for one occurrence of a rule."""
+    h = _mix(seed & MASK64)
+    for ch in rule_id.encode():
+        h = _mix(h ^ ch)
+    for k in keys:
+        h = _mix(h ^ ((-1 if k is None else k) & MASK64))
+    return (h >> 11) / float(1 << 53)
 
 
 class FaultSite:
-    """The fault plan of one run, as seen from a process that may crash.
+    """The fault plan of one run, as seen from a process that may fire a fault.
 
-    ``fault_dir`` holds ``plan.json`` (written by the runner before any driver
-    starts and never changed during the run), ``fired/`` and ``ledger.jsonl``.
-    A missing ``fault_dir`` or plan means "no faults": every call is a no-op.
+    ``fault_dir`` holds ``plan.json`` (written before any driver starts and
+    never changed during the run), ``fired/`` and ``ledger.jsonl``. A missing
+    ``fault_dir`` or plan means "no faults": every call is a no-op.
+    ``checkpoint`` (optional) lets the ledger record which of ``offsets/N``
+    and ``commits/N`` existed when a fault fired.
     """
 
-    def __init__(self, fault_dir: str | os.PathLike[str] | None) -> None:
+    def __init__(self, fault_dir: str | os.PathLike[str] | None, checkpoint: str | os.PathLike[str] | None = None):
         self.dir = Path(fault_dir) if fault_dir else None
+        self.checkpoint = Path(checkpoint) if checkpoint else None
         self._plan: FaultPlan | None = None
 
     @property
@@ -51,55 +79,100 @@ class FaultSite:
             self._plan = FaultPlan.load(path) if path and path.exists() else FaultPlan()
         return self._plan
 
-    def armed(self, point: str, batch: int | None) -> list[KillRule]:
-        """Rules at ``point`` for ``batch`` that have not fired yet."""
-        if batch is None:
-            return []
-        return [r for r in self.armed_at(point) if r.batch == batch]
+    def fired_count(self, rule: FaultRule) -> int:
+        if self.dir is None:
+            return 0
+        try:
+            return sum(1 for n in os.listdir(self.dir / FIRED_DIR) if n.rsplit(".", 1)[0] == rule.id)
+        except FileNotFoundError:
+            return 0
 
-    def armed_at(self, point: str) -> list[KillRule]:
-        """Rules at ``point`` (any batch) that have not fired yet."""
+    def armed_at(self, point: str) -> list[FaultRule]:
+        """Rules at ``point`` (any batch) that may still fire."""
         if self.dir is None:
             return []
-        return [r for r in self.plan.rules if r.point == point and not (self.dir / FIRED_DIR / r.id).exists()]
+        return [r for r in self.plan.rules if r.point == point and (r.times is None or self.fired_count(r) < r.times)]
 
-    def maybe_fire(self, point: str, batch: int | None, *, partition: int | None = None, **context: Any) -> None:
-        """Fire the first armed rule matching ``point``/``batch``/``partition``.
+    def armed(self, point: str, batch: int | None, partition: int | None = None) -> list[FaultRule]:
+        """Rules at ``point`` whose batch/partition conditions match and that may still fire."""
+        return [
+            r
+            for r in self.armed_at(point)
+            if (r.batch is None or r.batch == batch)
+            and (r.partition is None or partition is None or r.partition == partition)
+        ]
 
-        Returns normally when nothing is armed (or another process claimed the
-        rule first); otherwise does not return: the process group is killed.
+    def maybe_fire(
+        self,
+        point: str,
+        batch: int | None,
+        *,
+        partition: int | None = None,
+        attempt: int | None = None,
+        **context: Any,
+    ) -> None:
+        """Fire the first armed rule whose conditions all hold.
+
+        Returns normally when nothing fires; otherwise the rule's action
+        happens (the process dies, or :class:`InjectedFault` is raised).
         """
-        for rule in self.armed(point, batch):
-            if rule.partition is not None and partition is not None and rule.partition != partition:
+        for rule in self.armed(point, batch, partition):
+            if rule.attempt is not None and attempt is not None and rule.attempt != attempt:
                 continue
-            self.fire(rule, partition=partition, **context)
+            if (
+                rule.probability is not None
+                and decide(self.plan.seed, rule.id, batch, partition, attempt) >= rule.probability
+            ):
+                continue
+            if self._claim(rule):
+                self._record(rule, batch, dict(context, partition=partition, attempt=attempt))
+                execute(rule, batch)
 
-    def fire(self, rule: KillRule, **context: Any) -> None:
-        """Claim ``rule``, record it in the ledger, then kill the process group."""
+    def _claim(self, rule: FaultRule) -> bool:
         assert self.dir is not None
         fired = self.dir / FIRED_DIR
         fired.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(fired / rule.id, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return
-        os.close(fd)
+        if rule.times is None:
+            return True
+        for n in range(rule.times):
+            try:
+                os.close(os.open(fired / f"{rule.id}.{n}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                return True
+            except FileExistsError:
+                continue
+        return False
+
+    def _record(self, rule: FaultRule, batch: int | None, context: dict[str, Any]) -> None:
+        assert self.dir is not None
+        if self.checkpoint is not None and batch is not None:
+            context["offsets_logged"] = (self.checkpoint / "offsets" / str(batch)).exists()
+            context["commit_logged"] = (self.checkpoint / "commits" / str(batch)).exists()
         record = {
             "rule": asdict(rule),
+            "batch": batch,
             "time_ns": time.time_ns(),
             "pid": os.getpid(),
             "pgid": os.getpgid(0),
             "context": {k: v for k, v in context.items() if v is not None},
         }
-        line = (json.dumps(record, sort_keys=True) + "\n").encode()
+        line = (json.dumps(record, sort_keys=True, default=str) + "\n").encode()
         fd = os.open(self.dir / LEDGER_FILE, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o644)
         try:
             os.write(fd, line)
             os.fsync(fd)
         finally:
             os.close(fd)
-        if rule.action == "kill_process_group":
-            kill_driver_groups()
+
+
+def execute(rule: FaultRule, batch: int | None) -> None:
+    """Carry out ``rule.action`` in this process."""
+    if rule.action == "kill_process_group":
+        kill_driver_groups()
+    elif rule.action == "exit":
+        os._exit(17)
+    elif rule.action == "kill_executor":
+        kill_executor_jvm()
+    raise InjectedFault(f"injected fault {rule.id}: {rule.describe()} (fired in batch {batch})")
 
 
 def kill_driver_groups() -> None:
@@ -117,6 +190,30 @@ def kill_driver_groups() -> None:
     time.sleep(60)  # not reached: SIGKILL is delivered to this process too
 
 
+def _parent(pid: int) -> tuple[int, str]:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+    return int(stat[stat.rindex(")") + 2 :].split()[1]), comm
+
+
+def kill_executor_jvm() -> None:
+    """SIGKILL the nearest ``java`` ancestor of this process (the executor JVM
+    that forked this Python worker's daemon). Refuses to kill the driver."""
+    pid = os.getppid()
+    driver = os.environ.get(DRIVER_PGID_ENV)
+    while pid > 1:
+        parent, comm = _parent(pid)
+        if comm == "java":
+            if driver and os.getpgid(pid) == int(driver):
+                raise InjectedFault(
+                    "kill_executor fired in local mode: the nearest JVM is the driver; use local-cluster"
+                )
+            os.kill(pid, signal.SIGKILL)
+            return
+        pid = parent
+    raise InjectedFault("kill_executor: no executor JVM among this process's ancestors")
+
+
 def read_ledger(fault_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Fired-fault records in firing order; a torn last line (crash while
     appending) is ignored."""
@@ -132,7 +229,7 @@ def read_ledger(fault_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: r["time_ns"])
 
 
-def never_fired(plan: FaultPlan, ledger: Iterable[dict[str, Any]]) -> list[KillRule]:
+def never_fired(plan: FaultPlan, ledger: Iterable[dict[str, Any]]) -> list[FaultRule]:
     """Planned rules with no ledger record."""
     fired = {r["rule"]["id"] for r in ledger}
     return [r for r in plan.rules if r.id not in fired]

@@ -1,102 +1,136 @@
-"""Fault plans as data: which crash fires where, at which batch.
+"""Fault plans as data: *where* (a named crash point), *when* (batch,
+partition, task attempt, after N rows, seeded probability), *how* (the
+action) and *how often* (``times``).
 
-A :class:`FaultPlan` is a tuple of :class:`KillRule`; it round-trips through
-JSON and is validated on load, so a bad plan is refused before Spark starts
-with a message naming the rule and the field.
+A :class:`FaultPlan` round-trips through JSON and is validated on load, so a
+bad plan is refused before Spark starts with a message naming the rule and
+the field.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-#: Named crash points of the micro-batch protocol and how precisely each is hit.
+#: Named crash points of the micro-batch protocol, in protocol order, and how
+#: precisely each is hit.
 CRASH_POINTS: dict[str, str] = {
+    "source.latest_offset": "the source's latestOffset() for the next batch (replayable source; exact)",
     "after_offsets_logged": (
-        "offsets/N is on disk, nothing of batch N executed yet (fired from the source's "
-        "partitions(), which Spark calls right after writing offsets/N; exact)"
+        "offsets/N is on disk, nothing of batch N executed yet (replayable source: from partitions(), which "
+        "Spark calls right after writing offsets/N; other sources: a checkpoint watcher, within ~10 ms)"
     ),
-    "sink.write.mid": (
-        "a task of batch N has handed `after_rows` rows of one partition to the sink and is "
-        "killed mid-write (fired from the source's read() on the executor; exact per task)"
-    ),
+    "source.read": "a task of batch N starts reading its source partition (replayable source; exact)",
+    "sink.write.start": "a sink write task of batch N starts, before its first row (exact)",
+    "sink.write.mid": "a sink write task of batch N has handed `after_rows` rows to the sink (exact per task)",
+    "sink.write.end": "a sink write task has consumed all rows, its commit message is not returned yet (exact)",
+    "sink.commit.before": "the driver-side sink commit of batch N is about to run (Python sink / foreachBatch; exact)",
     "sink.commit.after": (
-        "the sink has committed batch N but Spark's commits/N is not written yet "
-        "(fired by the foreachBatch wrapper after the user function returns; exact)"
+        "the sink has committed batch N, Spark's commits/N is not written yet (Python sink / foreachBatch: exact; "
+        "file sink: a watcher on _spark_metadata/N, best effort — the ledger records whether commits/N existed)"
     ),
     "after_commit_logged": (
-        "commits/N is on disk (fired from the source's next latestOffset() call, i.e. at the "
-        "next trigger or the next query start; exact with respect to the commit log)"
+        "commits/N is on disk (replayable source: at its next latestOffset() call; other sources: a checkpoint "
+        "watcher, within ~10 ms)"
     ),
 }
 
-ACTIONS = ("kill_process_group",)
+#: What a fault does when it fires.
+ACTIONS: dict[str, str] = {
+    "kill_process_group": "SIGKILL the driver's process group (and the firing process's own group)",
+    "raise": "raise InjectedFault in the firing code (a task failure or a query failure, by where it fires)",
+    "exit": "os._exit(17) of the firing process (a Python worker or driver dying without cleanup)",
+    "kill_executor": "SIGKILL the executor JVM that runs the firing task (local-cluster / real clusters only)",
+}
 
 
 class FaultPlanError(ValueError):
     """A fault plan (file or rule) is malformed; the message names the field."""
 
 
+def _check_int(where: str, name: str, value: Any, *, optional: bool = True, minimum: int = 0) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise FaultPlanError(f"{where}: field '{name}' must be an integer >= {minimum}{' or null' if optional else ''}")
+
+
 @dataclass(frozen=True)
-class KillRule:
-    """Kill the driver's whole process group with SIGKILL when ``point`` is reached
-    in batch ``batch`` (optionally only in source partition ``partition``, after
-    ``after_rows`` rows). Fires at most once per run."""
+class FaultRule:
+    """Fire ``action`` when ``point`` is reached and every set condition holds.
+
+    ``batch``/``partition``/``attempt`` (task attempt number) of ``None`` match
+    any; ``after_rows`` applies to ``sink.write.mid``; ``probability`` draws a
+    deterministic, seeded decision per occurrence; ``times`` is how often the
+    rule may fire in a run (``None``: every time it matches).
+    """
 
     id: str
     point: str
-    batch: int
+    batch: int | None = None
     partition: int | None = None
     after_rows: int | None = None
+    attempt: int | None = None
+    probability: float | None = None
     action: str = "kill_process_group"
+    times: int | None = 1
 
     def __post_init__(self) -> None:
+        if not self.id or not isinstance(self.id, str) or "/" in self.id:
+            raise FaultPlanError("fault rule: field 'id' must be a non-empty string without '/'")
         where = f"fault rule {self.id!r}"
-        if not self.id or not isinstance(self.id, str):
-            raise FaultPlanError("fault rule: field 'id' must be a non-empty string")
         if self.point not in CRASH_POINTS:
             raise FaultPlanError(
                 f"{where}: field 'point' is {self.point!r}; known crash points: {', '.join(CRASH_POINTS)}"
             )
-        if not isinstance(self.batch, int) or self.batch < 0:
-            raise FaultPlanError(f"{where}: field 'batch' must be an integer >= 0, got {self.batch!r}")
-        if self.partition is not None and (not isinstance(self.partition, int) or self.partition < 0):
-            raise FaultPlanError(f"{where}: field 'partition' must be an integer >= 0 or null")
-        if self.after_rows is not None and (not isinstance(self.after_rows, int) or self.after_rows < 0):
-            raise FaultPlanError(f"{where}: field 'after_rows' must be an integer >= 0 or null")
         if self.action not in ACTIONS:
             raise FaultPlanError(f"{where}: field 'action' is {self.action!r}; known: {', '.join(ACTIONS)}")
+        for name in ("batch", "partition", "after_rows", "attempt"):
+            _check_int(where, name, getattr(self, name))
+        _check_int(where, "times", self.times, minimum=1)
+        if self.probability is not None and (
+            not isinstance(self.probability, int | float) or not 0.0 < float(self.probability) <= 1.0
+        ):
+            raise FaultPlanError(f"{where}: field 'probability' must be a number in (0, 1] or null")
 
     def describe(self) -> str:
         """Human description, e.g. ``kill at after_offsets_logged of batch 3``."""
-        extra = ""
-        if self.partition is not None:
-            extra += f", partition {self.partition}"
-        if self.after_rows is not None:
-            extra += f", after {self.after_rows} rows"
-        return f"kill at {self.point} of batch {self.batch}{extra}"
+        verb = {"kill_process_group": "kill", "raise": "raise", "exit": "exit", "kill_executor": "kill executor"}
+        text = f"{verb[self.action]} at {self.point} of batch {'any' if self.batch is None else self.batch}"
+        for name, label in (("partition", "partition"), ("attempt", "attempt"), ("after_rows", "after rows")):
+            value = getattr(self, name)
+            if value is not None:
+                text += f", {label} {value}"
+        if self.probability is not None:
+            text += f", p={self.probability}"
+        if self.times != 1:
+            text += ", every time" if self.times is None else f", up to {self.times} times"
+        return text
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> KillRule:
-        known = {f for f in cls.__dataclass_fields__}
-        unknown = set(raw) - known
+    def from_dict(cls, raw: Mapping[str, Any]) -> FaultRule:
+        if not isinstance(raw, Mapping):
+            raise FaultPlanError(f"fault rule: every rule must be a JSON object, got {raw!r}")
+        known = [f.name for f in fields(cls)]
         rid = raw.get("id", "?")
+        unknown = sorted(set(raw) - set(known))
         if unknown:
-            raise FaultPlanError(f"fault rule {rid!r}: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
-        missing = {"id", "point", "batch"} - set(raw)
+            raise FaultPlanError(f"fault rule {rid!r}: unknown field(s) {unknown}; known: {known}")
+        missing = sorted({"id", "point"} - set(raw))
         if missing:
-            raise FaultPlanError(f"fault rule {rid!r}: missing field(s) {sorted(missing)}")
+            raise FaultPlanError(f"fault rule {rid!r}: missing field(s) {missing}")
         return cls(**dict(raw))
 
 
 @dataclass(frozen=True)
 class FaultPlan:
-    """An ordered set of fault rules with unique ids."""
+    """An ordered set of fault rules with unique ids; ``seed`` drives ``probability``."""
 
-    rules: tuple[KillRule, ...] = field(default_factory=tuple)
+    rules: tuple[FaultRule, ...] = field(default_factory=tuple)
+    seed: int = 0
 
     def __post_init__(self) -> None:
         ids = [r.id for r in self.rules]
@@ -105,7 +139,7 @@ class FaultPlan:
             raise FaultPlanError(f"fault plan: duplicate rule id(s) {dupes}")
 
     def to_json(self) -> str:
-        return json.dumps({"rules": [asdict(r) for r in self.rules]}, indent=2)
+        return json.dumps({"seed": self.seed, "rules": [asdict(r) for r in self.rules]}, indent=2)
 
     @classmethod
     def from_json(cls, text: str, *, source: str = "fault plan") -> FaultPlan:
@@ -115,12 +149,18 @@ class FaultPlan:
             raise FaultPlanError(f"{source}: not valid JSON ({exc})") from exc
         if not isinstance(raw, dict) or not isinstance(raw.get("rules"), list):
             raise FaultPlanError(f"{source}: expected an object with a list field 'rules'")
+        extra = sorted(set(raw) - {"rules", "seed"})
+        if extra:
+            raise FaultPlanError(f"{source}: unknown top-level field(s) {extra}; known: ['rules', 'seed']")
+        seed = raw.get("seed", 0)
+        if not isinstance(seed, int):
+            raise FaultPlanError(f"{source}: field 'seed' must be an integer")
         try:
-            return cls(tuple(KillRule.from_dict(r) for r in raw["rules"]))
+            return cls(tuple(FaultRule.from_dict(r) for r in raw["rules"]), seed)
         except FaultPlanError as exc:
             raise FaultPlanError(f"{source}: {exc}") from exc
         except TypeError as exc:
-            raise FaultPlanError(f"{source}: every rule must be an object ({exc})") from exc
+            raise FaultPlanError(f"{source}: malformed rule ({exc})") from exc
 
     @classmethod
     def load(cls, path: str | Path) -> FaultPlan:

@@ -8,19 +8,20 @@ that never fired). Errors are one readable paragraph, never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from fault_injectors.plan import CRASH_POINTS, FaultPlanError, KillRule
+from fault_injectors.plan import ACTIONS, CRASH_POINTS, FaultPlan, FaultPlanError, FaultRule
 
 #: Extra subcommands: name -> (add_arguments, handler). Other modules register here.
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
 
 
-def parse_kill(text: str) -> KillRule:
+def parse_kill(text: str) -> FaultRule:
     """``POINT:BATCH[:PARTITION[:AFTER_ROWS]]`` -> a kill rule (id assigned later)."""
     parts = text.split(":")
     if len(parts) < 2 or len(parts) > 4:
@@ -33,7 +34,7 @@ def parse_kill(text: str) -> KillRule:
     if batch is None:
         raise argparse.ArgumentTypeError(f"--kill {text!r}: BATCH is required")
     try:
-        return KillRule("cli", parts[0], batch, partition, after)
+        return FaultRule("x", parts[0], batch, partition, after)
     except FaultPlanError as exc:
         raise argparse.ArgumentTypeError(f"--kill {text!r}: {exc}") from None
 
@@ -52,6 +53,13 @@ def _add_run(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="POINT:BATCH[:PART[:ROWS]]",
         help="an explicit kill; repeatable",
+    )
+    p.add_argument(
+        "--fault-plan",
+        type=Path,
+        default=None,
+        metavar="PLAN.json",
+        help="fault rules from a JSON plan file (validated before Spark starts)",
     )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
     p.add_argument(
@@ -76,10 +84,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except KeyError as exc:
         return _fail(str(exc.args[0]))
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
-    kills = args.kills if args.kills is not None else (0 if args.kill else 3)
+    kills = args.kills if args.kills is not None else (0 if args.kill or args.fault_plan else 3)
     kw = {"master": args.master} if args.master else {}
     try:
-        spec = RunSpec(args.scenario, seed, kills, args.rounds, tuple(args.kill), command_timeout_s=args.timeout, **kw)
+        faults = [dataclasses.replace(r, id=f"x{i + 1}") for i, r in enumerate(args.kill)]
+        if args.fault_plan:
+            faults += FaultPlan.load(args.fault_plan).rules
+        spec = RunSpec(
+            args.scenario,
+            seed,
+            kills,
+            args.rounds,
+            tuple(faults),
+            fault_plan=str(args.fault_plan.resolve()) if args.fault_plan else None,
+            command_timeout_s=args.timeout,
+            **kw,
+        )
         from harness.schedule import build_schedule
 
         build_schedule(spec, get_scenario(args.scenario))
@@ -105,6 +125,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"  {s.name:<28} {s.summary}")
     print("crash points:")
     for name, doc in CRASH_POINTS.items():
+        print(f"  {name:<28} {doc}")
+    print("fault actions:")
+    for name, doc in ACTIONS.items():
         print(f"  {name:<28} {doc}")
     return 0
 

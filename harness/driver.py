@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
+from fault_injectors.watcher import CheckpointWatcher
 from harness.rundir import RunPaths
 from harness.session import build_session
 from harness.spec import RunSpec
@@ -66,7 +67,10 @@ class Driver:
         self.spec = RunSpec.load(paths.spec)
         self.scenario: Scenario = get_scenario(self.spec.scenario)
         self.spark = build_session(f"harness-{self.spec.scenario}", self.spec.master, self.spec.confs)
-        self.ctx = SinkContext(str(paths.output), str(paths.checkpoint), FaultSite(paths.faults))
+        resources = json.loads(paths.resources.read_text()) if paths.resources.exists() else {}
+        self.ctx = SinkContext(
+            str(paths.output), str(paths.checkpoint), FaultSite(paths.faults, paths.checkpoint), resources
+        )
         self.config = self.scenario.source_config(self.spec.seed)
         self._install_listener()
 
@@ -104,6 +108,15 @@ class Driver:
         }
 
     def run(self) -> dict[str, Any]:
+        watcher = CheckpointWatcher(self.ctx.faults, self.paths.checkpoint, self.paths.output)
+        if watcher.needed():
+            watcher.start()
+        try:
+            return self._run_query()
+        finally:
+            watcher.stop()
+
+    def _run_query(self) -> dict[str, Any]:
         stream = self.spark.readStream.format(FORMAT).options(**self._source_options()).load()
         writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
         query = (

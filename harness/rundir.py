@@ -49,6 +49,11 @@ class RunPaths:
         return self.root / "history.jsonl"
 
     @property
+    def resources(self) -> Path:
+        """Settings a scenario's resource hook provided (JSON object)."""
+        return self.root / "resources.json"
+
+    @property
     def result(self) -> Path:
         return self.root / "result.json"
 

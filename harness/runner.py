@@ -9,6 +9,8 @@ A watchdog kills a driver that stays silent past ``spec.command_timeout_s``.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import shutil
 import signal
 import sys
@@ -21,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
+from fault_injectors.observe import OBSERVATIONS_FILE
+from fault_injectors.plan import FaultRule
 from harness.checker import BatchSpan, CheckResult, FaultRef, check_exactly_once
 from harness.driverproc import DriverProcess
 from harness.history import History, read_jsonl_from
@@ -31,6 +35,7 @@ from harness.schedule import Schedule, build_schedule
 from harness.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.admission import offsets_from_json
+from scenarios.base import ResourceUnavailable
 from scenarios.tap import advance, init_tap
 
 STARTUP_TIMEOUT_S = 180.0
@@ -74,6 +79,7 @@ class Runner:
         self.started = time.monotonic()
         self._event_offsets: dict[int, int] = {}
         self._ledger_seen = 0
+        self._obs_offset = 0
         self.kills_fired: list[dict[str, Any]] = []
         self.history: History | None = None
 
@@ -99,8 +105,20 @@ class Runner:
         for line in self.schedule.describe():
             self.echo("  " + line)
         try:
-            self._play()
-            outcome.result = self._check()
+            with contextlib.ExitStack() as stack:
+                if sc.resource is not None:
+                    try:
+                        settings = stack.enter_context(sc.resource(self.paths.root / "resource"))
+                    except ResourceUnavailable as exc:
+                        raise HarnessError(
+                            f"scenario {sc.name} needs a resource that is unavailable here: {exc}"
+                        ) from None
+                    self.paths.resources.write_text(json.dumps(settings))
+                try:
+                    self._play()
+                    outcome.result = self._check()
+                finally:
+                    self._shutdown()
             missing = never_fired(self.schedule.plan, read_ledger(self.paths.faults))
             if missing:
                 outcome.error = "planned fault(s) never fired, so the run proves nothing about them:\n" + "\n".join(
@@ -179,9 +197,15 @@ class Runner:
                         f"watchdog: {drv.name} did not finish '{cmd}' within {self.spec.command_timeout_s:.0f} s "
                         f"and was killed\n  log: {drv.log_path}\n{drv.log_tail()}"
                     ) from None
-            new_kills = self._merge(drv)
+            new_faults = self._merge(drv)
             if msg is None:
-                self._on_death(drv, cmd, new_kills)
+                self._on_death(drv, cmd, new_faults)
+                continue
+            if msg.get("event") == "error" and new_faults:
+                # An injected exception / worker exit failed the query; the driver
+                # survives, so restart the query in it (a soft fault).
+                self._record("fail", drv.name, cmd, {"message": msg.get("message"), "soft_fault": True})
+                self.echo(f"query failed after injected fault(s); restarting the query in {drv.name}")
                 continue
             if msg.get("event") == "error":
                 self._record("fail", drv.name, cmd, {"message": msg.get("message")})
@@ -193,17 +217,17 @@ class Runner:
             return msg
         raise HarnessError(f"'{cmd}' did not complete after {limit} driver restarts")
 
-    def _on_death(self, drv: DriverProcess, cmd: str, new_kills: list[dict[str, Any]]) -> None:
+    def _on_death(self, drv: DriverProcess, cmd: str, new_faults: list[dict[str, Any]]) -> None:
         rc = drv.wait_exit(10)
         drv.kill()
         self.driver = None
-        if not new_kills:
+        if not new_faults:
             self._record("fail", drv.name, "crash", {"returncode": rc, "cmd": cmd})
             raise HarnessError(
                 f"{drv.name} died during '{cmd}' (exit code {rc}) with no planned fault firing\n"
                 f"  log: {drv.log_path}\n{drv.log_tail()}"
             )
-        batch = new_kills[-1]["rule"]["batch"]
+        batch = new_faults[-1].get("batch")
         self._record("info", drv.name, "crash", {"returncode": rc, "batch": batch, "batch_outcome": "unknown"})
         self.echo(f"{drv.name} killed (exit {rc}); restarting from the checkpoint")
 
@@ -212,26 +236,22 @@ class Runner:
         events, self._event_offsets[drv.incarnation] = read_jsonl_from(
             self.paths.driver_events(drv.incarnation), self._event_offsets.get(drv.incarnation, 0)
         )
+        observations, self._obs_offset = read_jsonl_from(self.paths.faults / OBSERVATIONS_FILE, self._obs_offset)
         ledger = read_ledger(self.paths.faults)
-        new_kills = ledger[self._ledger_seen :]
+        new_faults = ledger[self._ledger_seen :]
         self._ledger_seen = len(ledger)
-        items = [(e["time_ns"], "event", e) for e in events] + [(k["time_ns"], "kill", k) for k in new_kills]
+        items = [(e["time_ns"], "event", e) for e in [*events, *observations]]
+        items += [(k["time_ns"], "fault", k) for k in new_faults]
         for t, what, item in sorted(items, key=lambda x: x[0]):
-            if what == "kill":
-                rule = item["rule"]
-                desc = f"{rule['id']}: kill at {rule['point']} of batch {rule['batch']}"
-                idx = self._record("info", drv.name, "kill", {**item, "description": desc}, t)
-                self.kills_fired.append(
-                    {
-                        "history_index": idx,
-                        "id": rule["id"],
-                        "point": rule["point"],
-                        "batch": rule["batch"],
-                        "description": desc,
-                        "context": item.get("context", {}),
-                    }
-                )
-                self.echo(f"KILL fired {desc}")
+            if what == "fault":
+                rule = FaultRule.from_dict(item["rule"])
+                batch = item.get("batch", rule.batch)
+                desc = f"{rule.id}: {rule.describe().replace('batch any', f'batch {batch}')}"
+                f = "kill" if rule.action in ("kill_process_group", "kill_executor") else "fault"
+                idx = self._record("info", drv.name, f, {**item, "description": desc}, t)
+                fired = {"history_index": idx, "id": rule.id, "point": rule.point, "action": rule.action}
+                self.kills_fired.append({**fired, "batch": batch, "description": desc, "context": item["context"]})
+                self.echo(f"FAULT fired {desc}")
             else:
                 self._record("ok", drv.name, item["f"], item["value"], t)
                 if item["f"] == "batch" and item["value"].get("rows"):
@@ -239,7 +259,7 @@ class Runner:
                     self.echo(
                         f"{drv.name} batch {v['batch_id']} committed: {v['rows']} rows {v['start']} -> {v['end']}"
                     )
-        return new_kills
+        return new_faults
 
     def _shutdown(self) -> None:
         drv, self.driver = self.driver, None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from fault_injectors.plan import FaultPlan, KillRule
+from fault_injectors.plan import FaultPlan, FaultRule
 from harness.spec import RunSpec
 from scenarios.admission import Offsets, plan_batches
 from scenarios.base import Scenario
@@ -61,7 +61,7 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
         ops += [Op("add_data", rows), Op("run")]
     ops += [Op("heal"), Op("run"), Op("check")]
 
-    rules: list[KillRule] = []
+    rules: list[FaultRule] = []
     if spec.kills:
         if spec.kills > len(predicted):
             raise ValueError(
@@ -78,7 +78,6 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
                 busy = [p for p in parts if end[p] > start[p]]
                 partition = rng.choice(busy)
                 after_rows = (end[partition] - start[partition]) * scenario.rows_per_offset // 2
-            rules.append(KillRule(f"k{i + 1}", point, batch, partition, after_rows))
-    for j, rule in enumerate(spec.extra_kills):
-        rules.append(KillRule(f"x{j + 1}", rule.point, rule.batch, rule.partition, rule.after_rows, rule.action))
-    return Schedule(tuple(ops), FaultPlan(tuple(rules)), tuple(predicted))
+            rules.append(FaultRule(f"k{i + 1}", point, batch, partition, after_rows))
+    rules += spec.extra_faults
+    return Schedule(tuple(ops), FaultPlan(tuple(rules), seed=spec.seed), tuple(predicted))

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import KillRule
+from fault_injectors.plan import FaultRule
 from harness.session import DEFAULT_MASTER
 
 
@@ -17,7 +17,8 @@ class RunSpec:
     """One harness run: a scenario, a seed and the faults to inject.
 
     ``kills`` seeded kills are drawn from the scenario's crash points;
-    ``extra_kills`` are explicit rules (``--kill``) added to them.
+    ``extra_faults`` are explicit rules (``--kill``, ``--fault-plan``) added to
+    them; ``fault_plan`` remembers the plan file they came from, for replay.
     ``rounds`` add-data/run rounds are played (default: ``max(2, kills)``).
     """
 
@@ -25,7 +26,8 @@ class RunSpec:
     seed: int
     kills: int = 3
     rounds: int | None = None
-    extra_kills: tuple[KillRule, ...] = ()
+    extra_faults: tuple[FaultRule, ...] = ()
+    fault_plan: str | None = None
     master: str = DEFAULT_MASTER
     confs: dict[str, str] = field(default_factory=dict)
     command_timeout_s: float = 300.0
@@ -48,7 +50,7 @@ class RunSpec:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> RunSpec:
         raw = dict(raw)
-        raw["extra_kills"] = tuple(KillRule.from_dict(r) for r in raw.get("extra_kills", ()))
+        raw["extra_faults"] = tuple(FaultRule.from_dict(r) for r in raw.get("extra_faults", ()))
         return cls(**raw)
 
     @classmethod
@@ -63,7 +65,11 @@ class RunSpec:
         parts = [python, "-m", "harness", "run", self.scenario, "--seed", str(self.seed), "--kills", str(self.kills)]
         if self.rounds is not None:
             parts += ["--rounds", str(self.rounds)]
-        for r in self.extra_kills:
+        if self.fault_plan:
+            parts += ["--fault-plan", self.fault_plan]
+        for r in self.extra_faults:
+            if self.fault_plan and not r.id.startswith("x"):
+                continue  # comes from the plan file
             spec = f"{r.point}:{r.batch}"
             if r.partition is not None or r.after_rows is not None:
                 spec += f":{'' if r.partition is None else r.partition}"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fault_injectors.crash import FaultSite
@@ -17,11 +19,28 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SinkContext:
-    """Where a scenario's sink writes and how it reaches the run's crash points."""
+    """Where a scenario's sink writes and how it reaches the run's crash points.
+
+    ``resources`` holds what the scenario's ``resource`` hook provided for this
+    run (e.g. ``{"dsn": ...}`` of a throw-away database), the same in every
+    driver incarnation."""
 
     output: str
     checkpoint: str
     faults: FaultSite
+    resources: Mapping[str, str] = field(default_factory=dict)
+
+
+#: A scenario's external resource for one run: entered by the runner before the
+#: first driver starts and exited after the last one stopped; yields string
+#: settings that reach the sink as ``SinkContext.resources``. Raise
+#: ``ResourceUnavailable`` (with a reason saying what to install) if it cannot
+#: be provided here.
+ResourceHook = Callable[[Path], AbstractContextManager[dict[str, str]]]
+
+
+class ResourceUnavailable(RuntimeError):
+    """A scenario's external resource (e.g. a PostgreSQL server) cannot be provided here."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +67,7 @@ class Scenario:
     max_rows_per_batch: int = 40
     rows_per_round: tuple[int, int] = (20, 60)
     identity: tuple[str, ...] = PROVENANCE
+    resource: ResourceHook | None = None
 
     @property
     def max_offsets_per_batch(self) -> int:

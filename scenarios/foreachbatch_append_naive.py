@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.base import Scenario, SinkContext
 from scenarios.file_sink_stateless import transform
 
@@ -25,9 +26,8 @@ if TYPE_CHECKING:
 def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
     def append_batch(batch_df: DataFrame, batch_id: int) -> None:
         batch_df.write.mode("append").parquet(ctx.output)
-        ctx.faults.maybe_fire("sink.commit.after", batch_id)
 
-    return writer.foreachBatch(append_batch)
+    return writer.foreachBatch(crash_injecting_foreach_batch(append_batch, ctx.faults))
 
 
 def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:

@@ -10,8 +10,9 @@ batch boundaries are reproducible. Supports ``ReadMaxRows`` admission control
 Harness options (all optional): ``checkpoint`` (the query's checkpoint dir,
 used to learn the current batch id) and ``fault_dir`` (armed crash points,
 see :mod:`fault_injectors.crash`). Crash points fired here:
-``after_offsets_logged`` (in ``partitions``), ``sink.write.mid`` (in ``read``)
-and ``after_commit_logged`` (in ``latestOffset``).
+``source.latest_offset`` and ``after_commit_logged`` (in ``latestOffset``),
+``after_offsets_logged`` (in ``partitions``), ``source.read`` and
+``sink.write.start|mid|end`` (in ``read``, on the executor).
 
 Usage::
 
@@ -40,7 +41,8 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from fault_injectors.crash import FaultSite
-from harness.inspector.checkpoint import latest_batch_id
+from fault_injectors.sinks import fire_mid_write, task_identity
+from harness.inspector.checkpoint import batch_ids, latest_batch_id
 from scenarios.admission import Offsets, admit, offsets_from_json, offsets_to_json
 from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
 from scenarios.tap import read_tap
@@ -89,30 +91,40 @@ class SourceOptions:
 class RangePartition(InputPartition):
     """Offsets ``[start, end)`` of one source partition, for batch ``batch_id``."""
 
-    def __init__(self, partition: int, start: int, end: int, batch_id: int | None, fault_dir: str | None) -> None:
+    def __init__(
+        self,
+        partition: int,
+        start: int,
+        end: int,
+        batch_id: int | None,
+        fault_dir: str | None,
+        checkpoint: str | None = None,
+    ) -> None:
         super().__init__((partition, start, end))
         self.partition = partition
         self.start = start
         self.end = end
         self.batch_id = batch_id
         self.fault_dir = fault_dir
+        self.checkpoint = checkpoint
 
 
 def read_range(config: SourceConfig, part: RangePartition) -> Iterator[tuple[Any, ...]]:
-    """Rows of ``part``; fires ``sink.write.mid`` after the armed rule's ``after_rows`` rows."""
-    site = FaultSite(part.fault_dir)
-    rules = [
-        r for r in site.armed("sink.write.mid", part.batch_id) if r.partition is None or r.partition == part.partition
-    ]
-    trigger_at = min((r.after_rows or 0) for r in rules) if rules else None
-    n = 0
-    for row in config.rows(part.partition, part.start, part.end):
-        if trigger_at is not None and n == trigger_at:
-            site.maybe_fire("sink.write.mid", part.batch_id, partition=part.partition, rows_read=n)
-        yield row
-        n += 1
-    if trigger_at is not None:  # the partition had fewer rows than after_rows: fire before the task ends
-        site.maybe_fire("sink.write.mid", part.batch_id, partition=part.partition, rows_read=n)
+    """Rows of ``part``. Crash points fired here (the task reads and writes in
+    one pass, so these are also the sink task's points for any sink):
+    ``source.read`` and ``sink.write.start`` before the first row,
+    ``sink.write.mid`` after ``after_rows`` rows, ``sink.write.end`` after the last."""
+    if part.fault_dir is None:
+        yield from config.rows(part.partition, part.start, part.end)
+        return
+    site = FaultSite(part.fault_dir, part.checkpoint)
+    _, _, attempt = task_identity()
+    where = {"partition": part.partition, "attempt": attempt}
+    site.maybe_fire("source.read", part.batch_id, **where)
+    site.maybe_fire("sink.write.start", part.batch_id, **where)
+    rows = config.rows(part.partition, part.start, part.end)
+    yield from fire_mid_write(rows, site, part.batch_id, part.partition, attempt)
+    site.maybe_fire("sink.write.end", part.batch_id, **where)
 
 
 class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -120,7 +132,7 @@ class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     def __init__(self, options: Mapping[str, str]) -> None:
         self.opts = SourceOptions(options)
-        self.site = FaultSite(self.opts.fault_dir)
+        self.site = FaultSite(self.opts.fault_dir, self.opts.checkpoint)
         self._target: Offsets | None = None
 
     def initialOffset(self) -> dict[str, int]:
@@ -136,6 +148,8 @@ class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
         self._fire_after_commit_logged()
+        if self.opts.checkpoint:
+            self.site.maybe_fire("source.latest_offset", self._planning_batch_id())
         available = self._target if self._target is not None else self.opts.available()
         max_offsets = self.opts.max_offsets(limit.max_rows) if isinstance(limit, ReadMaxRows) else None
         return offsets_to_json(admit(offsets_from_json(start), available, max_offsets))
@@ -147,8 +161,14 @@ class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         batch_id = latest_batch_id(self.opts.checkpoint) if self.opts.checkpoint else None
         self.site.maybe_fire("after_offsets_logged", batch_id, start=start, end=end)
         s, e = offsets_from_json(start), offsets_from_json(end)
+        if all(e[p] <= s.get(p, 0) for p in e):
+            return []
+        # One input partition per source partition (empty ranges included), so
+        # Spark's task partition id equals the source partition number.
+        ckpt = self.opts.checkpoint
         return [
-            RangePartition(p, s.get(p, 0), e[p], batch_id, self.opts.fault_dir) for p in sorted(e) if e[p] > s.get(p, 0)
+            RangePartition(p, s.get(p, 0), max(e[p], s.get(p, 0)), batch_id, self.opts.fault_dir, ckpt)
+            for p in sorted(e)
         ]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
@@ -158,12 +178,20 @@ class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to release: data is a pure function of offsets."""
 
+    def _planning_batch_id(self) -> int:
+        """The batch the next ``latestOffset`` call plans: one past the newest
+        committed batch (a logged but uncommitted batch is re-run, not re-planned)."""
+        assert self.opts.checkpoint
+        ckpt = Path(self.opts.checkpoint)
+        committed = batch_ids(ckpt / "commits")
+        return committed[-1] + 1 if committed else 0
+
     def _fire_after_commit_logged(self) -> None:
         if not self.opts.checkpoint:
             return
         commits = Path(self.opts.checkpoint) / "commits"
         for rule in self.site.armed_at("after_commit_logged"):
-            if (commits / str(rule.batch)).exists():
+            if rule.batch is not None and (commits / str(rule.batch)).exists():
                 self.site.maybe_fire("after_commit_logged", rule.batch)
 
 

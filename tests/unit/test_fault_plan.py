@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from fault_injectors.crash import FaultSite, never_fired, read_ledger
-from fault_injectors.plan import FaultPlan, FaultPlanError, KillRule
+from fault_injectors.plan import FaultPlan, FaultPlanError, FaultRule
 
 
 def test_plan_round_trips_through_json(tmp_path: Path) -> None:
-    plan = FaultPlan((KillRule("a", "after_offsets_logged", 3), KillRule("b", "sink.write.mid", 1, 0, 7)))
+    plan = FaultPlan((FaultRule("a", "after_offsets_logged", 3), FaultRule("b", "sink.write.mid", 1, 0, 7)))
     plan.save(tmp_path / "plan.json")
     assert FaultPlan.load(tmp_path / "plan.json") == plan
 
@@ -24,7 +24,9 @@ def test_plan_round_trips_through_json(tmp_path: Path) -> None:
     [
         ({"id": "a", "point": "nowhere", "batch": 1}, "field 'point' is 'nowhere'"),
         ({"id": "a", "point": "after_offsets_logged", "batch": -1}, "field 'batch'"),
-        ({"id": "a", "point": "after_offsets_logged"}, "missing field"),
+        ({"id": "a", "batch": 1}, "missing field"),
+        ({"id": "a", "point": "sink.write.mid", "probability": 1.5}, "field 'probability'"),
+        ({"id": "a", "point": "sink.write.mid", "times": 0}, "field 'times'"),
         ({"id": "a", "point": "after_offsets_logged", "batch": 1, "colour": 2}, "unknown field"),
         ({"id": "a", "point": "after_offsets_logged", "batch": 1, "action": "explode"}, "field 'action'"),
     ],
@@ -39,7 +41,7 @@ def test_bad_rules_are_refused_naming_the_field(tmp_path: Path, rule: dict[str, 
 
 def test_duplicate_ids_and_bad_json_are_refused() -> None:
     with pytest.raises(FaultPlanError, match="duplicate"):
-        FaultPlan((KillRule("a", "after_offsets_logged", 1), KillRule("a", "sink.write.mid", 2)))
+        FaultPlan((FaultRule("a", "after_offsets_logged", 1), FaultRule("a", "sink.write.mid", 2)))
     with pytest.raises(FaultPlanError, match="not valid JSON"):
         FaultPlan.from_json("{")
 
@@ -68,7 +70,7 @@ def _fire(fault_dir: Path, batch: int) -> subprocess.CompletedProcess[str]:
 
 
 def test_armed_rule_kills_the_process_group_once_and_is_recorded(tmp_path: Path) -> None:
-    plan = FaultPlan((KillRule("k1", "after_offsets_logged", 2),))
+    plan = FaultPlan((FaultRule("k1", "after_offsets_logged", 2),))
     plan.save(tmp_path / "plan.json")
     assert _fire(tmp_path, 1).stdout.strip() == "survived"  # other batch: not armed
     first = _fire(tmp_path, 2)
@@ -82,7 +84,7 @@ def test_armed_rule_kills_the_process_group_once_and_is_recorded(tmp_path: Path)
 
 
 def test_never_fired_lists_missing_rules(tmp_path: Path) -> None:
-    plan = FaultPlan((KillRule("k1", "after_offsets_logged", 2), KillRule("k2", "sink.write.mid", 4)))
+    plan = FaultPlan((FaultRule("k1", "after_offsets_logged", 2), FaultRule("k2", "sink.write.mid", 4)))
     assert [r.id for r in never_fired(plan, [{"rule": {"id": "k1"}}])] == ["k2"]
 
 

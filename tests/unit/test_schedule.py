@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from fault_injectors.plan import KillRule
+from fault_injectors.plan import FaultRule
 from harness.schedule import build_schedule
 from harness.spec import RunSpec
 from scenarios import get_scenario
@@ -42,13 +42,15 @@ def test_predicted_batches_follow_admission() -> None:
 
 def test_explicit_kills_are_added_and_too_many_kills_refused() -> None:
     sc = get_scenario("file_sink_stateless")
-    s = build_schedule(RunSpec(sc.name, 1, kills=0, extra_kills=(KillRule("cli", "sink.commit.after", 2),)), sc)
+    s = build_schedule(RunSpec(sc.name, 1, kills=0, extra_faults=(FaultRule("x1", "sink.commit.after", 2),)), sc)
     assert [(r.id, r.point, r.batch) for r in s.plan.rules] == [("x1", "sink.commit.after", 2)]
     with pytest.raises(ValueError, match="more --rounds or fewer --kills"):
         build_schedule(RunSpec(sc.name, 1, kills=50, rounds=1), sc)
 
 
 def test_spec_round_trip_and_replay_command(tmp_path: object) -> None:
-    spec = RunSpec("file_sink_stateless", 5, kills=0, rounds=2, extra_kills=(KillRule("c", "sink.write.mid", 1, 0, 3),))
+    spec = RunSpec(
+        "file_sink_stateless", 5, kills=0, rounds=2, extra_faults=(FaultRule("x1", "sink.write.mid", 1, 0, 3),)
+    )
     assert RunSpec.from_dict(__import__("json").loads(spec.to_json())) == spec
     assert spec.replay_command().endswith("--seed 5 --kills 0 --rounds 2 --kill sink.write.mid:1:0:3")
