@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import ACTIONS, CRASH_POINTS, FaultPlan, FaultPlanError, FaultRule
 
 #: Extra subcommands: name -> (add_arguments, handler). Other modules register here.
@@ -61,6 +62,13 @@ def _add_run(p: argparse.ArgumentParser) -> None:
         metavar="PLAN.json",
         help="fault rules from a JSON plan file (validated before Spark starts)",
     )
+    p.add_argument(
+        "--nemesis",
+        action="append",
+        default=[],
+        metavar="ACTION",
+        help="damage the checkpoint after the last round (driver stopped); repeatable",
+    )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
     p.add_argument(
         "--run-dir",
@@ -97,10 +105,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
             args.rounds,
             tuple(faults),
             fault_plan=str(args.fault_plan.resolve()) if args.fault_plan else None,
+            nemesis=tuple(args.nemesis),
             command_timeout_s=args.timeout,
             **kw,
         )
         from harness.schedule import build_schedule
+
+        unknown = [n for n in args.nemesis if n not in NEMESES]
+        if unknown:
+            return _fail(f"unknown --nemesis {unknown[0]!r}; known: {', '.join(NEMESES)}")
 
         build_schedule(spec, get_scenario(args.scenario))
     except (ValueError, FaultPlanError) as exc:
@@ -126,6 +139,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print("crash points:")
     for name, doc in CRASH_POINTS.items():
         print(f"  {name:<28} {doc}")
+    print("checkpoint nemesis actions (--nemesis):")
+    for name, fn in NEMESES.items():
+        print(f"  {name:<28} {(fn.__doc__ or '').split(chr(10))[0]}")
     print("fault actions:")
     for name, doc in ACTIONS.items():
         print(f"  {name:<28} {doc}")

@@ -11,14 +11,24 @@ from __future__ import annotations
 import os
 import signal
 import time
+import uuid
 from pathlib import Path
 
 RUN_TOKEN_ENV = "HARNESS_RUN_TOKEN"
+#: Optional prefix for run tokens (tests set it to find exactly their own runs' processes).
+TOKEN_PREFIX_ENV = "HARNESS_RUN_TOKEN_PREFIX"
 
 
-def pids_with_token(token: str | None) -> list[int]:
+def new_token() -> str:
+    """A fresh run token, prefixed with ``$HARNESS_RUN_TOKEN_PREFIX`` if set."""
+    return os.environ.get(TOKEN_PREFIX_ENV, "") + uuid.uuid4().hex
+
+
+def pids_with_token(token: str | None, *, prefix: bool = False) -> list[int]:
     """Live processes whose initial environment carries ``HARNESS_RUN_TOKEN=token``
-    (with ``token=None``: any harness run token, i.e. every process of every run)."""
+    (``prefix=True``: a token starting with ``token``; ``token=None``: any token,
+    i.e. every process of every run on this machine)."""
+    prefix = prefix or token is None
     needle = f"{RUN_TOKEN_ENV}={token or ''}".encode()
     found = []
     me = os.getpid()
@@ -30,7 +40,7 @@ def pids_with_token(token: str | None) -> list[int]:
         except OSError:
             continue
         entries = env.split(b"\0")
-        if needle in entries if token else any(e.startswith(needle) for e in entries):
+        if any(e.startswith(needle) for e in entries) if prefix else needle in entries:
             found.append(int(entry.name))
     return found
 

@@ -16,20 +16,20 @@ import signal
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
+from fault_injectors.nemesis import NemesisError, apply_nemesis
 from fault_injectors.observe import OBSERVATIONS_FILE
 from fault_injectors.plan import FaultRule
 from harness.checker import BatchSpan, CheckResult, FaultRef, check_exactly_once
 from harness.driverproc import DriverProcess
 from harness.history import History, read_jsonl_from
 from harness.inspector import CheckpointError, read_batches
-from harness.procs import kill_token
+from harness.procs import kill_token, new_token
 from harness.rundir import RunPaths
 from harness.schedule import Schedule, build_schedule
 from harness.spec import RunSpec
@@ -73,7 +73,7 @@ class Runner:
         self.spec, self.paths, self._echo = spec, paths, echo
         self.scenario = get_scenario(spec.scenario)
         self.schedule: Schedule = build_schedule(spec, self.scenario)
-        self.token = uuid.uuid4().hex
+        self.token = new_token()
         self.driver: DriverProcess | None = None
         self.incarnation = 0
         self.started = time.monotonic()
@@ -143,6 +143,14 @@ class Runner:
                 tap = advance(self.paths.tap, op.rows)
                 self._record("ok", "runner", "add_data", {"rows": op.rows, "tap": tap})
                 self.echo(f"round {r}/{rounds}: {op.describe()}")
+            elif op.kind == "nemesis":
+                self._shutdown()
+                try:
+                    what = apply_nemesis(op.name, self.paths.checkpoint)
+                except (NemesisError, OSError) as exc:
+                    raise HarnessError(f"nemesis {op.name} could not be applied: {exc}") from None
+                self._record("info", "runner", "nemesis", {"name": op.name, "damage": what})
+                self.echo(f"NEMESIS {op.name}: {what}")
             elif op.kind == "heal":
                 self._record("info", "runner", "heal", {})
             elif op.kind == "run":

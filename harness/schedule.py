@@ -20,14 +20,19 @@ from scenarios.base import Scenario
 @dataclass(frozen=True)
 class Op:
     """One step: ``add_data`` (``rows`` offset units per partition), ``run``
-    (until caught up), ``heal`` (no new faults are armed after this), ``check``."""
+    (until caught up), ``nemesis`` (stop the driver and damage the checkpoint
+    with the action ``name``), ``heal`` (nothing new is injected after this),
+    ``check``."""
 
     kind: str
     rows: dict[int, int] = field(default_factory=dict)
+    name: str = ""
 
     def describe(self) -> str:
         if self.kind == "add_data":
             return "add data " + ", ".join(f"p{p}+{n}" for p, n in sorted(self.rows.items()))
+        if self.kind == "nemesis":
+            return f"stop the driver, then checkpoint nemesis {self.name}"
         return {"run": "run until caught up", "heal": "heal", "check": "check"}.get(self.kind, self.kind)
 
 
@@ -59,6 +64,7 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
         available = {p: available[p] + rows[p] for p in parts}
         predicted += plan_batches(start, available, max_offsets)
         ops += [Op("add_data", rows), Op("run")]
+    ops += [Op("nemesis", name=name) for name in spec.nemesis]
     ops += [Op("heal"), Op("run"), Op("check")]
 
     rules: list[FaultRule] = []

@@ -28,6 +28,7 @@ class RunSpec:
     rounds: int | None = None
     extra_faults: tuple[FaultRule, ...] = ()
     fault_plan: str | None = None
+    nemesis: tuple[str, ...] = ()
     master: str = DEFAULT_MASTER
     confs: dict[str, str] = field(default_factory=dict)
     command_timeout_s: float = 300.0
@@ -51,6 +52,7 @@ class RunSpec:
     def from_dict(cls, raw: dict[str, Any]) -> RunSpec:
         raw = dict(raw)
         raw["extra_faults"] = tuple(FaultRule.from_dict(r) for r in raw.get("extra_faults", ()))
+        raw["nemesis"] = tuple(raw.get("nemesis", ()))
         return cls(**raw)
 
     @classmethod
@@ -76,6 +78,8 @@ class RunSpec:
             if r.after_rows is not None:
                 spec += f":{r.after_rows}"
             parts += ["--kill", spec]
+        for name in self.nemesis:
+            parts += ["--nemesis", name]
         if self.master != DEFAULT_MASTER:
             parts += ["--master", self.master]
         return " ".join(parts)
