@@ -198,15 +198,17 @@ def _parent(pid: int) -> tuple[int, str]:
 
 def kill_executor_jvm() -> None:
     """SIGKILL the nearest ``java`` ancestor of this process (the executor JVM
-    that forked this Python worker's daemon). Refuses to kill the driver."""
+    that forked this Python worker's daemon). Refuses to kill the driver's JVM
+    (whose parent is the Python driver, pid ``HARNESS_DRIVER_PGID``): in local
+    mode there is no executor to kill."""
     pid = os.getppid()
     driver = os.environ.get(DRIVER_PGID_ENV)
     while pid > 1:
         parent, comm = _parent(pid)
         if comm == "java":
-            if driver and os.getpgid(pid) == int(driver):
+            if driver and parent == int(driver):
                 raise InjectedFault(
-                    "kill_executor fired in local mode: the nearest JVM is the driver; use local-cluster"
+                    "kill_executor fired in local mode: the nearest JVM is the driver's; use local-cluster[...]"
                 )
             os.kill(pid, signal.SIGKILL)
             return

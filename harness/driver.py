@@ -23,7 +23,10 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+from pyspark.errors import StreamingQueryException
+from pyspark.errors.exceptions.captured import CapturedException
 
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
@@ -32,6 +35,13 @@ from harness.session import build_session
 from harness.spec import RunSpec
 from scenarios import Scenario, SinkContext, get_scenario
 from scenarios.replayable_source import FORMAT
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class QueryFailed(RuntimeError):
+    """The streaming query itself terminated with an exception."""
 
 
 def _send(out: IO[str], message: dict[str, Any]) -> None:
@@ -61,25 +71,39 @@ def batch_summary(progress: dict[str, Any]) -> dict[str, Any]:
 
 
 class Driver:
-    def __init__(self, paths: RunPaths, incarnation: int) -> None:
+    """Runs a run directory's scenario query and oracle in one SparkSession.
+
+    Used by the child driver process (``main``) and, with ``spark`` given, in
+    process by tests and tools that reuse an existing session (then no
+    progress listener is installed unless ``listen``)."""
+
+    def __init__(
+        self, paths: RunPaths, incarnation: int, spark: SparkSession | None = None, listen: bool | None = None
+    ) -> None:
         self.paths = paths
         self.events = paths.driver_events(incarnation)
         self.spec = RunSpec.load(paths.spec)
         self.scenario: Scenario = get_scenario(self.spec.scenario)
-        self.spark = build_session(f"harness-{self.spec.scenario}", self.spec.master, self.spec.confs)
+        own_session = spark is None
+        if spark is None:
+            spark = build_session(f"harness-{self.spec.scenario}", self.spec.master, self.spec.confs)
+        self.spark = spark
+        self._seen_batches: set[tuple[str, Any]] = set()
+        self._listening = False
         resources = json.loads(paths.resources.read_text()) if paths.resources.exists() else {}
         self.ctx = SinkContext(
             str(paths.output), str(paths.checkpoint), FaultSite(paths.faults, paths.checkpoint), resources
         )
         self.config = self.scenario.source_config(self.spec.seed)
-        self._install_listener()
+        if listen if listen is not None else own_session:
+            self._install_listener()
 
     def _install_listener(self) -> None:
         from pyspark.sql.streaming import StreamingQueryListener
 
+        self._listening = True
         events = self.events
-        seen: set[tuple[str, Any]] = set()
-        self._seen_batches = seen
+        seen = self._seen_batches
 
         class Listener(StreamingQueryListener):
             def onQueryStarted(self, event: Any) -> None:
@@ -119,22 +143,26 @@ class Driver:
     def _run_query(self) -> dict[str, Any]:
         stream = self.spark.readStream.format(FORMAT).options(**self._source_options()).load()
         writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
-        query = (
-            writer.option("checkpointLocation", str(self.paths.checkpoint))
-            .trigger(availableNow=True)
-            .queryName(f"harness_{self.scenario.name}")
-            .start()
-        )
-        query.awaitTermination()
+        try:
+            query = (
+                writer.option("checkpointLocation", str(self.paths.checkpoint))
+                .trigger(availableNow=True)
+                .queryName(f"harness_{self.scenario.name}")
+                .start()
+            )
+            query.awaitTermination()
+        except (StreamingQueryException, CapturedException) as exc:
+            # Spark refused to start or continue the query (e.g. a damaged checkpoint).
+            raise QueryFailed(str(exc).split("\n=== Streaming Query ===")[0]) from exc
         error = query.exception()
         if error is not None:
-            raise RuntimeError(f"streaming query failed: {error}")
+            raise QueryFailed(str(error))
         progress = query.recentProgress
         batches = [batch_summary(json.loads(p.json)) for p in progress]
         # Listener events arrive asynchronously: wait (briefly) until every batch
         # of this query is in the event file, so the history stays in order.
         want = {(str(p.runId), json.loads(p.json).get("batchId")) for p in progress}
-        deadline = time.monotonic() + 5.0
+        deadline = time.monotonic() + (5.0 if self._listening else 0.0)
         while not want <= self._seen_batches and time.monotonic() < deadline:
             time.sleep(0.02)
         return {"event": "caught_up", "batches": [b for b in batches if b["rows"]]}
@@ -179,7 +207,9 @@ def main(argv: list[str] | None = None) -> int:
             if reply is None:
                 reply = {"event": "error", "message": f"unknown command {cmd!r}"}
         except Exception as exc:
-            reply = {"event": "error", "message": str(exc), "traceback": traceback.format_exc()}
+            query_failed = isinstance(exc, QueryFailed | StreamingQueryException)
+            reply = {"event": "error", "message": str(exc), "query_failed": query_failed}
+            reply["traceback"] = traceback.format_exc()
         _send(proto, reply)
     driver.stop()
     return 0

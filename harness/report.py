@@ -35,6 +35,8 @@ def _anomaly_line(a: Anomaly) -> str:
 
 def summary_line(outcome: RunOutcome) -> str:
     ctx = f"(scenario={outcome.spec.scenario}, seed={outcome.spec.seed})"
+    if outcome.error and outcome.query_failed:
+        return f"query failed loudly, no verdict {ctx}: {outcome.error.splitlines()[0]}"
     if outcome.error:
         return f"harness error, no verdict {ctx}: {outcome.error.splitlines()[0]}"
     result = outcome.result
@@ -91,6 +93,7 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "expected_rows": result.expected_rows if result else None,
         "observed_rows": result.observed_rows if result else None,
         "error": outcome.error or (result.error if result else None),
+        "query_failed": outcome.query_failed,
         "run_dir": str(outcome.paths.root) if outcome.kept_run_dir else None,
         "history": str(outcome.paths.history) if outcome.kept_run_dir else None,
         "duration_s": round(outcome.duration_s, 2),

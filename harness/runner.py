@@ -45,6 +45,10 @@ class HarnessError(RuntimeError):
     """The harness could not produce a verdict (infrastructure, not the pipeline)."""
 
 
+class QueryFailedError(HarnessError):
+    """The streaming query refused to continue (a loud failure, e.g. after checkpoint damage)."""
+
+
 @dataclass
 class RunOutcome:
     spec: RunSpec
@@ -58,6 +62,7 @@ class RunOutcome:
     error: str | None = None
     duration_s: float = 0.0
     kept_run_dir: bool = True
+    query_failed: bool = False
 
     @property
     def verdict(self) -> str:
@@ -126,6 +131,7 @@ class Runner:
                 )
         except HarnessError as exc:
             outcome.error = str(exc)
+            outcome.query_failed = isinstance(exc, QueryFailedError)
         finally:
             self._shutdown()
             self.history.close()
@@ -217,13 +223,20 @@ class Runner:
                 continue
             if msg.get("event") == "error":
                 self._record("fail", drv.name, cmd, {"message": msg.get("message")})
+                if msg.get("query_failed"):
+                    raise QueryFailedError(
+                        f"the streaming query failed loudly in {drv.name}: {msg.get('message')}\n  log: {drv.log_path}"
+                    )
                 raise HarnessError(
                     f"'{cmd}' failed in {drv.name}: {msg.get('message')}\n  log: {drv.log_path}\n"
                     + str(msg.get("traceback", ""))[-2000:]
                 )
             self._record("ok", drv.name, cmd, {k: v for k, v in msg.items() if k != "event"})
             return msg
-        raise HarnessError(f"'{cmd}' did not complete after {limit} driver restarts")
+        raise HarnessError(
+            f"'{cmd}' did not complete after {limit} restarts of the driver or the query; "
+            "a fault that fires on every attempt (times=null) keeps the query from making progress"
+        )
 
     def _on_death(self, drv: DriverProcess, cmd: str, new_faults: list[dict[str, Any]]) -> None:
         rc = drv.wait_exit(10)

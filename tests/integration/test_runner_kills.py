@@ -3,41 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.procs import TOKEN_PREFIX_ENV, pids_with_token
 from harness.schedule import build_schedule
 from harness.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.rowgen import SourceConfig
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-#: Every run started by these tests carries a token with this prefix, so the
-#: leftover check sees exactly our runs' processes (not other users' runs).
-TOKEN_PREFIX = f"pytest-{uuid.uuid4().hex[:8]}-"
-
-
-def harness(*args: str, timeout: float = 600) -> tuple[int, str, str]:
-    env = {**os.environ, TOKEN_PREFIX_ENV: TOKEN_PREFIX}
-    proc = subprocess.run(
-        [sys.executable, "-m", "harness", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
-    )
-    return proc.returncode, proc.stdout, proc.stderr
+from tests.integration.clirun import ROOT, harness, leftover_processes
 
 
 @pytest.fixture(autouse=True)
 def no_leftover_processes() -> Any:
     yield
-    assert pids_with_token(TOKEN_PREFIX, prefix=True) == [], "a harness run left processes behind"
+    assert leftover_processes() == [], "a harness run left processes behind"
 
 
 def test_file_sink_survives_three_kills(tmp_path: Path) -> None:

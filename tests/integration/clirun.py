@@ -1,0 +1,42 @@
+"""Running ``python -m harness`` the way a user does, from integration tests.
+
+Every run started here carries a run-token prefix unique to this test session,
+so :func:`leftover_processes` sees exactly the processes of our own runs
+(not those of another run on the same machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from harness.procs import TOKEN_PREFIX_ENV, pids_with_token
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN_PREFIX = f"pytest-{uuid.uuid4().hex[:8]}-"
+
+
+def harness(*args: str, timeout: float = 900) -> tuple[int, str, str]:
+    """Run ``python -m harness *args``; returns (exit code, stdout, stderr)."""
+    env = {**os.environ, TOKEN_PREFIX_ENV: TOKEN_PREFIX}
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def harness_json(json_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    """Run with ``--json json_path``; returns (exit code, JSON document, stdout + stderr tail)."""
+    rc, out, err = harness(*args, "--json", str(json_path))
+    doc = json.loads(json_path.read_text()) if json_path.exists() else {}
+    return rc, doc, out + "\n" + err[-4000:]
+
+
+def leftover_processes() -> list[int]:
+    """Live processes of any run started through :func:`harness`."""
+    return pids_with_token(TOKEN_PREFIX, prefix=True)

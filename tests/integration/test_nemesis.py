@@ -1,0 +1,83 @@
+"""Checkpoint nemesis against real Spark 4.3 checkpoints.
+
+Each test runs the file-sink pipeline in process (real query, real checkpoint
+on disk), stops it, damages the checkpoint, restarts the query from it and
+asserts what Spark did: fail loudly, or stay exactly-once — or, where Spark
+cannot know, the harness catches the silent damage. The expectations are what
+we measured on PySpark 4.3.0 (docs/nemesis.md); a change in Spark's handling
+makes the test fail and the table must be re-measured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from fault_injectors.nemesis import NEMESES, apply_nemesis
+from fault_injectors.plan import FaultPlan
+from harness.checker import BatchSpan, check_exactly_once
+from harness.driver import Driver, QueryFailed
+from harness.inspector import read_batches
+from harness.rundir import RunPaths
+from harness.spec import RunSpec
+from scenarios.admission import offsets_from_json
+from scenarios.tap import advance, init_tap
+
+#: nemesis -> (outcome, detail): "fails" with a message fragment, "exactly-once",
+#: or "violated" with the anomaly kinds the checker must report.
+MEASURED: dict[str, tuple[str, str]] = {
+    "truncate_latest_offsets": ("fails", "Unexpected end-of-input"),
+    "empty_latest_offsets": ("fails", "Failed to read log"),
+    "garbage_latest_offsets": ("fails", "Input length"),
+    "empty_latest_commit": ("fails", "Failed to read log"),
+    "delete_latest_commit": ("exactly-once", ""),
+    "delete_middle_commit": ("exactly-once", ""),
+    "remove_metadata": ("fails", "STREAMING_CHECKPOINT_MISSING_METADATA_FILE"),
+    "flip_offset_stale_crc": ("violated", "duplicate"),
+    "rollback_latest_offsets": ("violated", "duplicate"),
+}
+
+
+def test_every_nemesis_has_a_measured_expectation() -> None:
+    assert set(MEASURED) == set(NEMESES)
+
+
+def _spans(ckpt: Path) -> list[BatchSpan]:
+    spans = []
+    for b in read_batches(ckpt):
+        if b.offsets and b.offsets.sources and b.offsets.sources[0]:
+            start = offsets_from_json(b.start[0]) if b.start and b.start[0] else {}
+            spans.append(BatchSpan(b.batch_id, start, offsets_from_json(b.offsets.sources[0]), b.committed))
+    return spans
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED))
+def test_nemesis(spark: SparkSession, tmp_path: Path, name: str) -> None:
+    paths = RunPaths(tmp_path / "run")
+    paths.create()
+    RunSpec("file_sink_stateless", seed=11, kills=0).save(paths.spec)
+    FaultPlan().save(paths.faults / "plan.json")
+    init_tap(paths.tap, 2)
+    driver = Driver(paths, 1, spark=spark)
+    for rows in ({0: 50, 1: 35}, {0: 30, 1: 45}):
+        advance(paths.tap, rows)
+        driver.run()
+    damage = apply_nemesis(name, paths.checkpoint)
+    advance(paths.tap, {0: 10, 1: 10})
+    outcome, detail = MEASURED[name]
+    if outcome == "fails":
+        with pytest.raises(QueryFailed, match=detail):
+            driver.run()
+        return
+    driver.run()
+    driver.check()
+    expected = pq.read_table(paths.oracle / "expected.parquet").to_pylist()
+    observed = pq.read_table(paths.oracle / "observed.parquet").to_pylist()
+    result = check_exactly_once(expected, observed, batches=_spans(paths.checkpoint))
+    assert result.verdict == outcome, f"{damage}: {result.counts()}"
+    if outcome == "violated":
+        assert set(result.counts()) == {detail}, f"{damage}: {result.counts()}"
+        assert all(a.batch_id is not None for a in result.anomalies)
