@@ -163,6 +163,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _register_inspect() -> None:
+    """``inspect`` (harness/inspector/cli.py), imported only when the parser is built or it runs."""
+
+    def add(p: argparse.ArgumentParser) -> None:
+        from harness.inspector.cli import add_arguments
+
+        add_arguments(p)
+
+    def handle(args: argparse.Namespace) -> int:
+        from harness.inspector.cli import run
+
+        return run(args)
+
+    COMMANDS.setdefault("inspect", ("read and check a streaming checkpoint; `inspect diff A B`", add, handle))
+
+
+_register_inspect()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {"run": _cmd_run, "list": _cmd_list}

@@ -8,10 +8,13 @@ Formats (Spark 4.x, ``HDFSMetadataLog`` / ``OffsetSeqLog`` / ``CommitLog``):
   line per source: its offset JSON, or ``-`` when the source has none yet.
   (v2 writes ``sourceId:offset`` lines.)
 - ``commits/N``: a version line then ``{"nextBatchWatermarkMs": ...}``
-  (v2 adds ``stateUniqueIds``).
+  (v2 adds ``stateUniqueIds``; v3, new in Spark 4.1+, adds ``sinkMetadataMap``).
 
 Batch files are named by their decimal batch id; ``.crc`` sidecars, hidden
 files and temp files are not batches.
+
+Spark 4.3 accepts offsets up to v2 and commits up to v3 (``OffsetSeqLog.MAX_VERSION``,
+``CommitLog.MAX_VERSION``); so does this reader.
 """
 
 from __future__ import annotations
@@ -22,13 +25,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+#: Highest log versions Spark 4.3 reads (``OffsetSeqLog.MAX_VERSION``, ``CommitLog.MAX_VERSION``).
+MAX_OFFSETS_VERSION = 2
+MAX_COMMITS_VERSION = 3
+
 
 class CheckpointError(RuntimeError):
-    """A checkpoint file cannot be read or parsed; ``path`` names the file."""
+    """A checkpoint file cannot be read or parsed; ``path`` names the file.
 
-    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
+    ``kind`` says why: ``"corrupt"`` (the content is not what Spark writes: empty,
+    truncated, garbage), ``"version"`` (a malformed or too new version line),
+    ``"missing"`` (the file does not exist) or ``"io"`` (the operating system
+    refused to read it, e.g. permissions)."""
+
+    def __init__(self, path: str | os.PathLike[str], problem: str, kind: str = "corrupt") -> None:
         self.path = str(path)
         self.problem = problem
+        self.kind = kind
         super().__init__(f"{self.path}: {problem}")
 
 
@@ -43,7 +56,7 @@ def batch_ids(log_dir: str | os.PathLike[str]) -> list[int]:
     ids = []
     for name in names:
         stem = name[: -len(".compact")] if name.endswith(".compact") else name
-        if stem.isdigit():
+        if stem.isascii() and stem.isdigit():
             ids.append(int(stem))
     return sorted(ids)
 
@@ -67,6 +80,12 @@ class OffsetEntry:
     sources: tuple[Any, ...]
     #: v2 only: source ids in the same order as ``sources``.
     source_ids: tuple[str, ...] = ()
+    #: v2 metadata only: ``sourceMetadataInfo`` (source id -> provider info).
+    source_metadata: dict[str, Any] = field(default_factory=dict)
+
+    def source_keys(self) -> tuple[str, ...]:
+        """Stable per-source keys: the v2 source ids, else the positions ``"0"``, ``"1"``, ..."""
+        return self.source_ids if self.source_ids else tuple(str(i) for i in range(len(self.sources)))
 
 
 @dataclass(frozen=True)
@@ -77,15 +96,26 @@ class CommitEntry:
     version: int
     next_watermark_ms: int
     state_unique_ids: dict[str, Any] = field(default_factory=dict)
+    #: v3 only: ``sinkMetadataMap`` (sink name -> commit offset / provider info).
+    sink_metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class QueryMetadata:
+    """The checkpoint's ``metadata`` file: the query id that every restart reuses."""
+
+    query_id: str
 
 
 def _lines(path: Path) -> list[str]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        raise CheckpointError(path, "file does not exist") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CheckpointError(path, f"unreadable ({exc})") from exc
+        raise CheckpointError(path, "file does not exist", "missing") from exc
+    except UnicodeDecodeError as exc:
+        raise CheckpointError(path, f"not UTF-8 text (garbage bytes at offset {exc.start})") from exc
+    except OSError as exc:
+        raise CheckpointError(path, f"unreadable ({exc.strerror or exc})", "io") from exc
     lines = text.split("\n")
     while lines and lines[-1] == "":
         lines.pop()
@@ -94,12 +124,17 @@ def _lines(path: Path) -> list[str]:
     return lines
 
 
-def _version(path: Path, line: str, max_supported: int = 2) -> int:
-    if not (line.startswith("v") and line[1:].isdigit()):
-        raise CheckpointError(path, f"first line should be a log version like 'v1', found {line[:40]!r}")
+def _version(path: Path, line: str, max_supported: int = MAX_OFFSETS_VERSION) -> int:
+    line = line.strip()
+    if not (line.startswith("v") and line[1:].isdigit()) or int(line[1:]) <= 0:
+        raise CheckpointError(path, f"first line should be a log version like 'v1', found {line[:40]!r}", "version")
     v = int(line[1:])
-    if not 1 <= v <= max_supported:
-        raise CheckpointError(path, f"log version v{v} is not supported (this reader knows v1..v{max_supported})")
+    if v > max_supported:
+        raise CheckpointError(
+            path,
+            f"log version v{v} is newer than Spark 4.3 reads (v1..v{max_supported}); Spark refuses this file",
+            "version",
+        )
     return v
 
 
@@ -117,14 +152,17 @@ def read_offsets(checkpoint: str | os.PathLike[str], batch_id: int) -> OffsetEnt
     version = _version(path, lines[0])
     if len(lines) < 2:
         raise CheckpointError(path, "batch metadata line is missing (truncated file)")
-    meta = _json(path, lines[1], "batch metadata line")
+    # Spark treats an empty metadata line as "no metadata" (all defaults).
+    meta = _json(path, lines[1], "batch metadata line") if lines[1].strip() else {}
     if not isinstance(meta, dict):
         raise CheckpointError(path, "batch metadata line should be a JSON object")
     sources: list[Any] = []
     source_ids: list[str] = []
     for line in lines[2:]:
-        if version >= 2 and ":" in line and not line.lstrip().startswith(("{", "[", '"')):
-            sid, _, line = line.partition(":")
+        if version >= 2:
+            sid, colon, line = line.partition(":")
+            if not colon:
+                raise CheckpointError(path, f"v2 source line should be 'sourceId:offset', found {sid[:40]!r}")
             source_ids.append(sid)
         sources.append(None if line.strip() == "-" else _json(path, line, "source offset line"))
     return OffsetEntry(
@@ -135,6 +173,7 @@ def read_offsets(checkpoint: str | os.PathLike[str], batch_id: int) -> OffsetEnt
         conf={str(k): str(v) for k, v in (meta.get("conf") or {}).items()},
         sources=tuple(sources),
         source_ids=tuple(source_ids),
+        source_metadata=dict(meta.get("sourceMetadataInfo") or {}),
     )
 
 
@@ -142,9 +181,11 @@ def read_commit(checkpoint: str | os.PathLike[str], batch_id: int) -> CommitEntr
     """Parse ``commits/<batch_id>``; raises :class:`CheckpointError` naming the file."""
     path = Path(checkpoint) / "commits" / str(batch_id)
     lines = _lines(path)
-    version = _version(path, lines[0])
+    version = _version(path, lines[0], MAX_COMMITS_VERSION)
     if len(lines) < 2:
-        raise CheckpointError(path, "commit metadata line is missing (truncated file)")
+        raise CheckpointError(
+            path, "commit metadata line is missing (truncated file; Spark would read nextBatchWatermarkMs=0)"
+        )
     meta = _json(path, lines[1], "commit metadata line")
     if not isinstance(meta, dict):
         raise CheckpointError(path, "commit metadata line should be a JSON object")
@@ -153,7 +194,18 @@ def read_commit(checkpoint: str | os.PathLike[str], batch_id: int) -> CommitEntr
         version=version,
         next_watermark_ms=int(meta.get("nextBatchWatermarkMs", 0)),
         state_unique_ids=dict(meta.get("stateUniqueIds") or {}),
+        sink_metadata=dict(meta.get("sinkMetadataMap") or {}),
     )
+
+
+def read_metadata(checkpoint: str | os.PathLike[str]) -> QueryMetadata:
+    """Parse the checkpoint's ``metadata`` file (``{"id": ...}``); raises :class:`CheckpointError`."""
+    path = Path(checkpoint) / "metadata"
+    lines = _lines(path)
+    meta = _json(path, lines[0], "metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("id"), str) or not meta["id"]:
+        raise CheckpointError(path, 'should be a JSON object with the query id, like {"id": "<uuid>"}')
+    return QueryMetadata(meta["id"])
 
 
 @dataclass(frozen=True)

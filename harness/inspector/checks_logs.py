@@ -1,0 +1,232 @@
+"""Invariants of the offsets and commits logs and the query metadata.
+
+How Spark 4.3 restarts (``MicroBatchExecution.populateStartOffsets``) decides what
+these findings mean: it takes the newest ``offsets/N`` and the newest ``commits/M``.
+``M == N``: start batch ``N + 1``. ``M == N - 1``: re-run batch ``N`` with its logged
+offsets. ``M < N - 1``: log a warning and run only batch ``N`` — batches in between
+are never re-run. A commit missing below ``M`` is never looked at.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+from harness.inspector.findings import Finding
+from harness.inspector.load import CheckpointModel
+
+_RESTART_HINT = {
+    "offsets": "if it is the newest offsets file and has no commit, deleting it makes Spark re-plan that batch",
+    "commits": "if it is the newest commit, deleting it makes Spark re-run that batch (safe only for idempotent sinks)",
+}
+
+
+def check_metadata(m: CheckpointModel) -> Iterator[Finding]:
+    if not m.metadata_exists and (m.offset_ids or m.commit_ids):
+        yield Finding(
+            "metadata-missing",
+            str(m.root / "metadata"),
+            "offsets/ and commits/ exist but the metadata file (the query id) is missing: Spark refuses to "
+            "restart from this checkpoint; restore the file from a copy rather than inventing a new id",
+        )
+
+
+def check_read_errors(m: CheckpointModel) -> Iterator[Finding]:
+    for err in m.read_errors:
+        kind = "log-version" if err.kind == "version" else "log-corrupt"
+        parent = m.rel(err.path).split("/")[0]
+        hint = _RESTART_HINT.get(parent, "restore it from a copy of the checkpoint")
+        yield Finding(kind, err.path, f"{err.problem}. Spark fails when it reads this file on restart; {hint}")
+
+
+def _gaps(ids: list[int]) -> list[int]:
+    present = set(ids)
+    return [i for i in range(ids[0], ids[-1] + 1) if i not in present] if ids else []
+
+
+def _span(ids: list[int]) -> str:
+    return str(ids[0]) if len(ids) == 1 else f"{ids[0]}..{ids[-1]}" if len(ids) > 6 else ", ".join(map(str, ids))
+
+
+def check_batch_ids(m: CheckpointModel) -> Iterator[Finding]:
+    off, com = m.offset_ids, m.commit_ids
+    missing = _gaps(off)
+    if missing:
+        yield Finding(
+            "offsets-gap",
+            str(m.root / "offsets"),
+            f"batches {off[0]}..{off[-1]} are logged but offsets/{_span(missing)} is missing: Spark assumes ids are "
+            "contiguous; the input ranges of those batches are lost and a restart that needs them fails",
+            missing[0],
+        )
+    planned = set(off)
+    for bid in _gaps(com):
+        if bid not in planned:
+            continue  # already reported as an offsets gap
+        yield Finding(
+            "commits-gap",
+            str(m.root / "commits" / str(bid)),
+            f"batch {bid} was planned (offsets/{bid}) but commits/{bid} is missing while commits/{com[-1]} exists: "
+            f"Spark only looks at the newest commit, so it silently skips re-running batch {bid} — if its output "
+            "never reached the sink, those rows are lost",
+            bid,
+        )
+    first_off = off[0] if off else None
+    for bid in com:
+        if bid not in planned and (first_off is None or bid >= first_off):
+            yield Finding(
+                "commit-without-offsets",
+                str(m.root / "commits" / str(bid)),
+                f"commits/{bid} exists but offsets/{bid} does not: the commit records a batch whose input range is "
+                "unknown — the two logs come from different runs or were partly deleted",
+                bid,
+            )
+    yield from _uncommitted(m)
+    first = min(off[:1] + com[:1]) if (off or com) else 0
+    if first > 0:
+        yield Finding(
+            "logs-purged",
+            str(m.root / "offsets"),
+            f"batches before {first} were purged by Spark (spark.sql.streaming.minBatchesToRetain): their history "
+            "cannot be checked",
+        )
+
+
+def _uncommitted(m: CheckpointModel) -> Iterator[Finding]:
+    if not m.offset_ids:
+        return
+    last = m.offset_ids[-1]
+    last_commit = m.last_committed
+    floor = m.commit_ids[0] if m.commit_ids and m.commit_ids[0] > m.offset_ids[0] else None
+    committed = set(m.commit_ids)  # a corrupt commit file still counts: it is reported as log-corrupt
+    for bid in m.offset_ids:
+        if bid in committed:
+            continue
+        if last_commit is not None and bid < last_commit:
+            continue  # a commit missing in the middle: reported as commits-gap
+        if floor is not None and bid < floor:
+            continue  # below the commit log's purge point
+        path = str(m.root / "offsets" / str(bid))
+        if bid == last:
+            yield Finding(
+                "last-batch-uncommitted",
+                path,
+                f"batch {bid} is planned but not committed: Spark re-runs it on restart with the same offsets; a "
+                "sink that is not idempotent per batch id may then hold its rows twice",
+                bid,
+            )
+        else:
+            yield Finding(
+                "uncommitted-not-last",
+                path,
+                f"batch {bid} has no commit and is not the newest planned batch ({last}): on restart Spark re-runs "
+                f"only batch {last}, never batch {bid} — its rows are lost if it did not finish",
+                bid,
+            )
+
+
+def _leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, float]]:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        yield prefix or "offset", value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, f"{prefix}[{i}]")
+
+
+def _consecutive(m: CheckpointModel) -> Iterator[tuple[int, int]]:
+    ids = sorted(m.offsets)
+    for a, b in itertools.pairwise(ids):
+        if b == a + 1:
+            yield a, b
+
+
+def check_offsets(m: CheckpointModel) -> Iterator[Finding]:
+    for a, b in _consecutive(m):
+        prev, cur = m.offsets[a], m.offsets[b]
+        path = str(m.root / "offsets" / str(b))
+        if len(prev.sources) != len(cur.sources) and not cur.source_ids:
+            yield Finding(
+                "source-count-changed",
+                path,
+                f"offsets/{b} records {len(cur.sources)} source(s) but offsets/{a} records {len(prev.sources)}: Spark "
+                "refuses to restart a query whose number of sources changed",
+                b,
+            )
+            continue
+        before = dict(zip(prev.source_keys(), prev.sources, strict=False))
+        for key, end in zip(cur.source_keys(), cur.sources, strict=False):
+            start = before.get(key)
+            if start is None:
+                continue
+            if end is None:
+                back = ["the offset disappeared ('-')"]
+            else:
+                old = dict(_leaves(start))
+                back = [f"{k} {old[k]:g} -> {v:g}" for k, v in _leaves(end) if k in old and v < old[k]]
+            if back:
+                yield Finding(
+                    "offset-regression",
+                    path,
+                    f"source {key} moves backwards from offsets/{a} to offsets/{b} ({'; '.join(back[:4])}): the rows "
+                    "in between are read twice (duplicates), or the log was edited",
+                    b,
+                )
+
+
+def check_watermarks(m: CheckpointModel) -> Iterator[Finding]:
+    meaning = "rows already dropped as late or state already evicted can come back: stateful output may change"
+    for a, b in _consecutive(m):
+        wa, wb = m.offsets[a].watermark_ms, m.offsets[b].watermark_ms
+        if wb < wa:
+            yield Finding(
+                "watermark-regression",
+                str(m.root / "offsets" / str(b)),
+                f"batchWatermarkMs goes back from {wa} (offsets/{a}) to {wb} (offsets/{b}): {meaning}",
+                b,
+            )
+    commits = sorted(m.commits)
+    for a, b in itertools.pairwise(commits):
+        na, nb = m.commits[a].next_watermark_ms, m.commits[b].next_watermark_ms
+        if nb < na:
+            yield Finding(
+                "watermark-regression",
+                str(m.root / "commits" / str(b)),
+                f"nextBatchWatermarkMs goes back from {na} (commits/{a}) to {nb} (commits/{b}): {meaning}",
+                b,
+            )
+    for bid, commit in m.commits.items():
+        nxt = m.offsets.get(bid + 1)
+        if nxt is not None and nxt.watermark_ms < commit.next_watermark_ms:
+            yield Finding(
+                "watermark-regression",
+                str(m.root / "offsets" / str(bid + 1)),
+                f"batch {bid + 1} runs with watermark {nxt.watermark_ms} but commits/{bid} set it to "
+                f"{commit.next_watermark_ms}: {meaning}",
+                bid + 1,
+            )
+
+
+def check_conf(m: CheckpointModel) -> Iterator[Finding]:
+    seen: set[str] = set()
+    for a, b in _consecutive(m):
+        ca, cb = m.offsets[a].conf, m.offsets[b].conf
+        for key in sorted(set(ca) & set(cb)):
+            if ca[key] != cb[key] and key not in seen:
+                seen.add(key)
+                yield Finding(
+                    "conf-changed",
+                    str(m.root / "offsets" / str(b)),
+                    f"{key} is {ca[key]!r} in offsets/{a} but {cb[key]!r} in offsets/{b}: Spark pins this value for "
+                    "the life of the checkpoint, so the log was edited or another query wrote here; state partitioned "
+                    "under the old value can be lost or misrouted",
+                    b,
+                )
+
+
+CHECKS = (check_metadata, check_read_errors, check_batch_ids, check_offsets, check_watermarks, check_conf)

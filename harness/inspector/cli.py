@@ -1,0 +1,111 @@
+"""``python -m harness inspect``: read and check a checkpoint without Spark.
+
+Usage::
+
+    python -m harness inspect CHECKPOINT [--json] [--sink-dir DIR] [--limit N] [--no-checksums] [--spark-state]
+    python -m harness inspect diff A B [--json]
+
+Exit codes: 0 every invariant holds (diff: B is a consistent continuation of A),
+1 a violation (diff: a conflict), 2 the input cannot be read — reported as one
+line naming the path, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from harness.inspector.checkpoint import CheckpointError
+
+HELP = "read and check a Structured Streaming checkpoint (no Spark needed); `inspect diff A B` compares two"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of the ``inspect`` subcommand."""
+    p.description = __doc__.split("\n\n")[0] if __doc__ else None
+    p.add_argument("target", nargs="+", metavar="CHECKPOINT | diff A B", help="a checkpoint dir, or: diff A B")
+    p.add_argument("--json", action="store_true", help="print everything as JSON (for machines) instead of text")
+    p.add_argument("--sink-dir", type=Path, default=None, metavar="DIR", help="the file sink's output directory")
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="timeline rows shown (newest; 0 = all)")
+    p.add_argument("--no-checksums", action="store_true", help="skip verifying .crc sidecars (faster on big state)")
+    p.add_argument(
+        "--spark-state",
+        action="store_true",
+        help="also show state contents via Spark's state-metadata/statestore readers (starts a local Spark, ~10 s)",
+    )
+
+
+def _error(path: str, problem: str) -> int:
+    print(f"harness inspect: {path}: {problem}", file=sys.stderr)
+    return 2
+
+
+def _emit(text: str) -> None:
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `| head` closed the pipe: not an error worth a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _inspect(args: argparse.Namespace, checkpoint: str) -> int:
+    from harness.inspector.inspection import inspect_checkpoint
+    from harness.inspector.render import render_text, report_json
+
+    report = inspect_checkpoint(checkpoint, args.sink_dir, verify_checksums=not args.no_checksums)
+    if args.json:
+        _emit(json.dumps(report_json(report), indent=2, default=str))
+    else:
+        _emit(render_text(report, args.limit))
+    if args.spark_state:
+        from harness.inspector.spark_view import render_spark_view, spark_state_view
+        from harness.session import build_session
+
+        spark = build_session("harness-inspect")
+        try:
+            view = spark_state_view(spark, checkpoint)
+        finally:
+            spark.stop()
+        _emit(render_spark_view(view))
+    return report.exit_code
+
+
+def _diff(args: argparse.Namespace, a: str, b: str) -> int:
+    from harness.inspector.diff import diff_json, diff_snapshots, load_snapshot, render_diff
+
+    d = diff_snapshots(load_snapshot(a), load_snapshot(b))
+    _emit(json.dumps(diff_json(d), indent=2) if args.json else render_diff(d))
+    return d.exit_code
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of the ``inspect`` subcommand; returns the exit code."""
+    target: list[str] = args.target
+    try:
+        if target[0] == "diff" and not (len(target) == 1 and Path("diff").is_dir()):
+            if len(target) != 3:
+                return _error("diff", "expected exactly two inputs: inspect diff A B (checkpoint dirs or --json files)")
+            return _diff(args, target[1], target[2])
+        if len(target) != 1:
+            return _error(" ".join(target), "expected one checkpoint directory (or: inspect diff A B)")
+        return _inspect(args, target[0])
+    except CheckpointError as exc:
+        return _error(exc.path, exc.problem)
+    except OSError as exc:
+        return _error(str(exc.filename or target[-1]), f"cannot be read ({exc.strerror or exc})")
+    except Exception as exc:  # never a traceback for users; HARNESS_DEBUG=1 shows it
+        if os.environ.get("HARNESS_DEBUG"):
+            raise
+        return _error(target[-1], f"internal error {type(exc).__name__}: {exc} (rerun with HARNESS_DEBUG=1)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness inspect")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
