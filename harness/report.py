@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from harness.checker import KINDS, Anomaly
 
 if TYPE_CHECKING:
-    from harness.runner import RunOutcome
+    from harness.outcome import RunOutcome
 
 MAX_PER_KIND = 8
 

@@ -17,7 +17,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +24,17 @@ from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.nemesis import NemesisError, apply_nemesis
 from fault_injectors.observe import OBSERVATIONS_FILE
 from fault_injectors.plan import FaultRule
-from harness.checker import BatchSpan, CheckResult, FaultRef, check_exactly_once
+from harness.checker import CheckResult
 from harness.driverproc import DriverProcess
 from harness.history import History, read_jsonl_from
-from harness.inspector import CheckpointError, read_batches
+from harness.inspector import latest_batch_id
+from harness.outcome import RunOutcome
 from harness.procs import kill_token, new_token
 from harness.rundir import RunPaths
 from harness.schedule import Schedule, build_schedule
 from harness.spec import RunSpec
+from harness.verdict import batches_json, check_run_dir
 from scenarios import get_scenario
-from scenarios.admission import offsets_from_json
 from scenarios.base import ResourceUnavailable
 from scenarios.tap import advance, init_tap
 
@@ -47,30 +47,6 @@ class HarnessError(RuntimeError):
 
 class QueryFailedError(HarnessError):
     """The streaming query refused to continue (a loud failure, e.g. after checkpoint damage)."""
-
-
-@dataclass
-class RunOutcome:
-    spec: RunSpec
-    paths: RunPaths
-    expected_guarantee: str
-    schedule_lines: list[str]
-    kills_planned: list[dict[str, Any]]
-    kills_fired: list[dict[str, Any]] = field(default_factory=list)
-    batches: list[dict[str, Any]] = field(default_factory=list)
-    result: CheckResult | None = None
-    error: str | None = None
-    duration_s: float = 0.0
-    kept_run_dir: bool = True
-    query_failed: bool = False
-
-    @property
-    def verdict(self) -> str:
-        return "unknown" if self.error or self.result is None else self.result.verdict
-
-    @property
-    def exit_code(self) -> int:
-        return {"exactly-once": 0, "violated": 1}.get(self.verdict, 2)
 
 
 class Runner:
@@ -136,7 +112,7 @@ class Runner:
             self._shutdown()
             self.history.close()
         outcome.kills_fired = self.kills_fired
-        outcome.batches = self._batches_json()
+        outcome.batches = batches_json(self.paths.checkpoint)
         outcome.duration_s = time.monotonic() - self.started
         return outcome
 
@@ -155,7 +131,20 @@ class Runner:
                     what = apply_nemesis(op.name, self.paths.checkpoint)
                 except (NemesisError, OSError) as exc:
                     raise HarnessError(f"nemesis {op.name} could not be applied: {exc}") from None
-                self._record("info", "runner", "nemesis", {"name": op.name, "damage": what})
+                batch = latest_batch_id(self.paths.checkpoint)
+                idx = self._record("info", "runner", "nemesis", {"name": op.name, "damage": what, "batch": batch})
+                desc = f"nemesis {op.name}: {what}"
+                self.kills_fired.append(
+                    {
+                        "history_index": idx,
+                        "id": op.name,
+                        "point": "checkpoint",
+                        "action": "nemesis",
+                        "batch": batch if batch is not None else 0,
+                        "description": desc,
+                        "context": {},
+                    }
+                )
                 self.echo(f"NEMESIS {op.name}: {what}")
             elif op.kind == "heal":
                 self._record("info", "runner", "heal", {})
@@ -291,38 +280,8 @@ class Runner:
         kill_token(self.token)
 
     # -- verdict -----------------------------------------------------------------
-    def _spans(self) -> list[BatchSpan]:
-        spans = []
-        for rec in read_batches(self.paths.checkpoint):
-            if rec.offsets is None:
-                continue
-            start = rec.start[0] if rec.start and rec.start[0] is not None else {}
-            end = rec.offsets.sources[0] if rec.offsets.sources else None
-            if end is None:
-                continue
-            spans.append(BatchSpan(rec.batch_id, offsets_from_json(start), offsets_from_json(end), rec.committed))
-        return spans
-
-    def _batches_json(self) -> list[dict[str, Any]]:
-        try:
-            return [
-                {"batch_id": s.batch_id, "start": s.start, "end": s.end, "committed": s.committed}
-                for s in self._spans()
-            ]
-        except (CheckpointError, ValueError):
-            return []
-
     def _check(self) -> CheckResult:
-        import pyarrow.parquet as pq
-
-        try:
-            expected = pq.read_table(self.paths.oracle / "expected.parquet").to_pylist()
-            observed = pq.read_table(self.paths.oracle / "observed.parquet").to_pylist()
-            spans = self._spans()
-        except (OSError, CheckpointError, ValueError) as exc:
-            return CheckResult("unknown", error=f"could not read the run's output or checkpoint: {exc}")
-        faults = [FaultRef(k["history_index"], k["batch"], k["point"], k["description"]) for k in self.kills_fired]
-        result = check_exactly_once(expected, observed, batches=spans, faults=faults, identity=self.scenario.identity)
+        result = check_run_dir(self.paths.oracle, self.paths.checkpoint, self.kills_fired, self.scenario.identity)
         self._record("ok", "runner", "check", {"verdict": result.verdict, "counts": result.counts()})
         return result
 

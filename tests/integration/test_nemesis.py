@@ -12,19 +12,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
 from fault_injectors.nemesis import NEMESES, apply_nemesis
 from fault_injectors.plan import FaultPlan
-from harness.checker import BatchSpan, check_exactly_once
 from harness.driver import Driver, QueryFailed
-from harness.inspector import read_batches
 from harness.rundir import RunPaths
 from harness.spec import RunSpec
-from scenarios.admission import offsets_from_json
+from harness.verdict import check_run_dir
 from scenarios.tap import advance, init_tap
+from tests.integration.clirun import harness_json, leftover_processes
 
 #: nemesis -> (outcome, detail): "fails" with a message fragment, "exactly-once",
 #: or "violated" with the anomaly kinds the checker must report.
@@ -43,15 +41,6 @@ MEASURED: dict[str, tuple[str, str]] = {
 
 def test_every_nemesis_has_a_measured_expectation() -> None:
     assert set(MEASURED) == set(NEMESES)
-
-
-def _spans(ckpt: Path) -> list[BatchSpan]:
-    spans = []
-    for b in read_batches(ckpt):
-        if b.offsets and b.offsets.sources and b.offsets.sources[0]:
-            start = offsets_from_json(b.start[0]) if b.start and b.start[0] else {}
-            spans.append(BatchSpan(b.batch_id, start, offsets_from_json(b.offsets.sources[0]), b.committed))
-    return spans
 
 
 @pytest.mark.parametrize("name", sorted(MEASURED))
@@ -74,10 +63,31 @@ def test_nemesis(spark: SparkSession, tmp_path: Path, name: str) -> None:
         return
     driver.run()
     driver.check()
-    expected = pq.read_table(paths.oracle / "expected.parquet").to_pylist()
-    observed = pq.read_table(paths.oracle / "observed.parquet").to_pylist()
-    result = check_exactly_once(expected, observed, batches=_spans(paths.checkpoint))
+    result = check_run_dir(paths.oracle, paths.checkpoint)
     assert result.verdict == outcome, f"{damage}: {result.counts()}"
     if outcome == "violated":
         assert set(result.counts()) == {detail}, f"{damage}: {result.counts()}"
         assert all(a.batch_id is not None for a in result.anomalies)
+
+
+def test_nemesis_through_the_cli_names_the_damage(tmp_path: Path) -> None:
+    rc, doc, log = harness_json(
+        tmp_path / "r.json",
+        "run",
+        "file_sink_stateless",
+        "--seed",
+        "2",
+        "--kills",
+        "0",
+        "--rounds",
+        "2",
+        "--nemesis",
+        "remove_metadata",
+    )
+    assert rc == 2, log
+    assert doc["query_failed"] is True and doc["verdict"] == "unknown"
+    assert "STREAMING_CHECKPOINT_MISSING_METADATA_FILE" in doc["error"]
+    assert log.startswith("query failed loudly, no verdict (scenario=file_sink_stateless, seed=2)")
+    [nemesis] = doc["kills_fired"]
+    assert nemesis["action"] == "nemesis" and "checkpoint/metadata" in nemesis["description"]
+    assert leftover_processes() == []

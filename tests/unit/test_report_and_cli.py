@@ -7,9 +7,9 @@ import pytest
 
 from harness.checker import BatchSpan, FaultRef, check_exactly_once
 from harness.cli import main, parse_kill
+from harness.outcome import RunOutcome
 from harness.report import MAX_PER_KIND, render_text, to_json
 from harness.rundir import RunPaths
-from harness.runner import RunOutcome
 from harness.spec import RunSpec
 
 
@@ -86,3 +86,16 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "file_sink_stateless" in out and "after_commit_logged" in out
+
+
+def test_cli_rejects_unknown_nemesis_and_bad_fault_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "file_sink_stateless", "--seed", "1", "--nemesis", "shred"]) == 2
+    assert "unknown --nemesis 'shred'" in capsys.readouterr().err
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"rules": [{"id": "a", "point": "sink.commit.after", "batch": 1, "when": 3}]}))
+    assert main(["run", "file_sink_stateless", "--seed", "1", "--fault-plan", str(plan)]) == 2
+    err = capsys.readouterr().err
+    assert str(plan) in err and "unknown field(s) ['when']" in err
+    plan.write_text(json.dumps({"rules": [{"id": "a", "point": "sink.commit.afterwards", "batch": 1}]}))
+    assert main(["run", "file_sink_stateless", "--seed", "1", "--fault-plan", str(plan)]) == 2
+    assert "field 'point' is 'sink.commit.afterwards'" in capsys.readouterr().err

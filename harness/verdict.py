@@ -1,0 +1,59 @@
+"""From a finished run directory to a verdict: batch spans out of the
+checkpoint, oracle files out of ``oracle/``, faults out of the history, into
+the pure checker."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.checker import BatchSpan, CheckResult, FaultRef, check_exactly_once
+from harness.inspector import CheckpointError, read_batches
+from scenarios.admission import offsets_from_json
+
+
+def batch_spans(checkpoint: str | os.PathLike[str], source: int = 0) -> list[BatchSpan]:
+    """Per planned batch, the replayable source's ``[start, end)`` offsets
+    (source number ``source`` of the query). Raises ``CheckpointError``."""
+    spans = []
+    for rec in read_batches(checkpoint):
+        if rec.offsets is None or len(rec.offsets.sources) <= source or rec.offsets.sources[source] is None:
+            continue
+        start = rec.start[source] if len(rec.start) > source and rec.start[source] is not None else {}
+        end = rec.offsets.sources[source]
+        spans.append(BatchSpan(rec.batch_id, offsets_from_json(start), offsets_from_json(end), rec.committed))
+    return spans
+
+
+def batches_json(checkpoint: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """:func:`batch_spans` as JSON-ready dicts; ``[]`` when the checkpoint is unreadable."""
+    try:
+        spans = batch_spans(checkpoint)
+    except (CheckpointError, ValueError):
+        return []
+    return [{"batch_id": s.batch_id, "start": s.start, "end": s.end, "committed": s.committed} for s in spans]
+
+
+def check_run_dir(
+    oracle_dir: str | os.PathLike[str],
+    checkpoint: str | os.PathLike[str],
+    faults: Iterable[Mapping[str, Any]] = (),
+    identity: Sequence[str] = ("partition", "offset", "seq"),
+) -> CheckResult:
+    """Check ``oracle_dir/{expected,observed}.parquet`` with batches from
+    ``checkpoint`` and ``faults`` (history records with ``history_index``,
+    ``batch``, ``point``, ``description``). Never raises: unreadable input is
+    an ``unknown`` verdict."""
+    import pyarrow.parquet as pq
+
+    oracle = Path(oracle_dir)
+    try:
+        expected = pq.read_table(oracle / "expected.parquet").to_pylist()
+        observed = pq.read_table(oracle / "observed.parquet").to_pylist()
+        spans = batch_spans(checkpoint)
+    except (OSError, CheckpointError, ValueError) as exc:
+        return CheckResult("unknown", error=f"could not read the run's output or checkpoint: {exc}")
+    refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in faults]
+    return check_exactly_once(expected, observed, batches=spans, faults=refs, identity=identity)
