@@ -17,6 +17,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -48,14 +49,22 @@ class CompactibleLog:
     #: Batch ids whose file exists but could not be read.
     unreadable: frozenset[int] = frozenset()
 
-    @property
+    @cached_property
     def ids(self) -> list[int]:
         return sorted(set(self.batches) | self.unreadable)
 
-    @property
+    @cached_property
     def latest_compact(self) -> int | None:
         ids = [b for b, lb in self.batches.items() if lb.compact]
         return max(ids) if ids else None
+
+    @cached_property
+    def _first_listed(self) -> dict[str, int]:
+        first: dict[str, int] = {}
+        for b in sorted(self.batches):
+            for e in self.batches[b].entries:
+                first.setdefault(str(e.get("path")), b)
+        return first
 
     def covers(self, batch_id: int) -> bool:
         """Is ``batch_id`` recorded: its own file, or folded into a later compact file?"""
@@ -80,8 +89,8 @@ class CompactibleLog:
             return None
         if not lb.compact:
             return sum(1 for e in lb.entries if e.get("action", "add") == "add")
-        earlier = {e.get("path") for b, x in self.batches.items() if b < batch_id for e in x.entries}
-        return sum(1 for e in lb.entries if e.get("path") not in earlier)
+        first = self._first_listed
+        return sum(1 for e in lb.entries if first.get(str(e.get("path"))) == batch_id)
 
 
 def _parse(path: Path, max_version: int) -> tuple[dict[str, Any], ...]:
@@ -102,14 +111,19 @@ def _parse(path: Path, max_version: int) -> tuple[dict[str, Any], ...]:
         raise CheckpointError(path, f"first line should be a log version like 'v1', found {head[:40]!r}", "version")
     if int(head[1:]) > max_version:
         raise CheckpointError(path, f"log version {head} is newer than Spark 4.3 reads (v1..v{max_version})", "version")
-    entries = []
-    for n, line in enumerate(lines[1:], start=2):
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CheckpointError(path, f"line {n} is not valid JSON ({exc.msg}): a truncated or edited file") from exc
-        entries.append(entry if isinstance(entry, dict) else {"value": entry})
-    return tuple(entries)
+    try:  # one parser call for the whole file (compact files hold thousands of lines)
+        parsed = json.loads("[" + ",".join(lines[1:]) + "]")
+        if len(parsed) != len(lines) - 1:
+            raise ValueError("a line holds more than one value")
+    except ValueError:
+        parsed = []
+        for n, line in enumerate(lines[1:], start=2):
+            try:
+                parsed.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                msg = f"line {n} is not valid JSON ({exc.msg}): a truncated or edited file"
+                raise CheckpointError(path, msg) from exc
+    return tuple(e if isinstance(e, dict) else {"value": e} for e in parsed)
 
 
 def read_log(directory: str | os.PathLike[str], max_version: int = LOG_VERSION) -> CompactibleLog:

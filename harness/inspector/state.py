@@ -22,6 +22,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +54,13 @@ class StateStore:
     directory: Path
     files: tuple[StateFile, ...]
 
-    @property
+    @cached_property
     def versions(self) -> list[int]:
-        return sorted({f.version for f in self.files})
+        return sorted(self.version_set)
+
+    @cached_property
+    def version_set(self) -> frozenset[int]:
+        return frozenset(f.version for f in self.files)
 
     def loadable(self, version: int) -> str:
         """``""`` if ``version`` can be rebuilt from these files (a full copy at some
@@ -102,7 +107,7 @@ class StateOperator:
         return max(versions) if versions else None
 
     def stores_with_version(self, version: int) -> int:
-        return sum(1 for s in self.stores if version in s.versions)
+        return sum(1 for s in self.stores if version in s.version_set)
 
 
 def _files(directory: Path, op: int, part: int, store: str) -> StateStore:
