@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from typing import Any
 #: Highest log versions Spark 4.3 reads (``OffsetSeqLog.MAX_VERSION``, ``CommitLog.MAX_VERSION``).
 MAX_OFFSETS_VERSION = 2
 MAX_COMMITS_VERSION = 3
+#: Spark's rule for source names in v2 offsets (``OffsetSeqV2.validateSourceName``).
+_SOURCE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 class CheckpointError(RuntimeError):
@@ -161,7 +164,7 @@ def read_offsets(checkpoint: str | os.PathLike[str], batch_id: int) -> OffsetEnt
     for line in lines[2:]:
         if version >= 2:
             sid, colon, line = line.partition(":")
-            if not colon:
+            if not colon or not _SOURCE_ID.match(sid):
                 raise CheckpointError(path, f"v2 source line should be 'sourceId:offset', found {sid[:40]!r}")
             source_ids.append(sid)
         sources.append(None if line.strip() == "-" else _json(path, line, "source offset line"))
