@@ -40,6 +40,13 @@ class RunSpec:
             raise ValueError("rounds must be >= 1")
         if self.command_timeout_s <= 0:
             raise ValueError("command_timeout_s must be > 0")
+        local = self.master == "local" or self.master.startswith("local[")
+        for rule in self.extra_faults:
+            if rule.action == "kill_executor" and local:
+                raise ValueError(
+                    f"fault rule {rule.id!r}: action kill_executor needs executors separate from the driver; "
+                    f"master {self.master!r} runs tasks inside the driver JVM (use --master 'local-cluster[2,1,1024]')"
+                )
 
     @property
     def effective_rounds(self) -> int:

@@ -99,3 +99,10 @@ def test_cli_rejects_unknown_nemesis_and_bad_fault_plan(tmp_path: Path, capsys: 
     plan.write_text(json.dumps({"rules": [{"id": "a", "point": "sink.commit.afterwards", "batch": 1}]}))
     assert main(["run", "file_sink_stateless", "--seed", "1", "--fault-plan", str(plan)]) == 2
     assert "field 'point' is 'sink.commit.afterwards'" in capsys.readouterr().err
+
+
+def test_kill_executor_needs_a_cluster_master(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"rules": [{"id": "e1", "point": "sink.write.mid", "action": "kill_executor"}]}))
+    assert main(["run", "file_sink_stateless", "--seed", "1", "--fault-plan", str(plan)]) == 2
+    assert "use --master 'local-cluster[2,1,1024]'" in capsys.readouterr().err
