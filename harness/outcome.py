@@ -24,6 +24,8 @@ class RunOutcome:
     duration_s: float = 0.0
     kept_run_dir: bool = True
     query_failed: bool = False
+    #: ``harness.inspector.summarize`` of the checkpoint, attached to every failed run.
+    inspector_summary: str | None = None
 
     @property
     def verdict(self) -> str:

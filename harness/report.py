@@ -70,6 +70,9 @@ def render_text(outcome: RunOutcome) -> str:
             lines += [_anomaly_line(a) for a in of_kind[:MAX_PER_KIND]]
             if len(of_kind) > MAX_PER_KIND:
                 lines.append(f"  ... and {len(of_kind) - MAX_PER_KIND} more")
+    if outcome.inspector_summary:
+        lines.append("checkpoint (python -m harness inspect):")
+        lines += ["  " + line for line in outcome.inspector_summary.splitlines()]
     if outcome.kept_run_dir:
         lines.append(f"run directory kept: {outcome.paths.root}")
     lines.append(f"replay: {outcome.spec.replay_command()}")
@@ -94,6 +97,7 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "observed_rows": result.observed_rows if result else None,
         "error": outcome.error or (result.error if result else None),
         "query_failed": outcome.query_failed,
+        "inspector": outcome.inspector_summary,
         "run_dir": str(outcome.paths.root) if outcome.kept_run_dir else None,
         "history": str(outcome.paths.history) if outcome.kept_run_dir else None,
         "duration_s": round(outcome.duration_s, 2),

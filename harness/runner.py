@@ -27,7 +27,7 @@ from fault_injectors.plan import FaultRule
 from harness.checker import CheckResult
 from harness.driverproc import DriverProcess
 from harness.history import History, read_jsonl_from
-from harness.inspector import latest_batch_id
+from harness.inspector import latest_batch_id, summarize
 from harness.outcome import RunOutcome
 from harness.procs import kill_token, new_token
 from harness.rundir import RunPaths
@@ -113,6 +113,9 @@ class Runner:
             self.history.close()
         outcome.kills_fired = self.kills_fired
         outcome.batches = batches_json(self.paths.checkpoint)
+        if outcome.verdict != "exactly-once":
+            sink_dir = self.paths.output if (self.paths.output / "_spark_metadata").is_dir() else None
+            outcome.inspector_summary = summarize(self.paths.checkpoint, sink_dir)
         outcome.duration_s = time.monotonic() - self.started
         return outcome
 

@@ -90,4 +90,5 @@ def test_nemesis_through_the_cli_names_the_damage(tmp_path: Path) -> None:
     assert log.startswith("query failed loudly, no verdict (scenario=file_sink_stateless, seed=2)")
     [nemesis] = doc["kills_fired"]
     assert nemesis["action"] == "nemesis" and "checkpoint/metadata" in nemesis["description"]
+    assert "[metadata-missing]" in doc["inspector"], doc["inspector"]
     assert leftover_processes() == []

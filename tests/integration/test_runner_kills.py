@@ -75,6 +75,9 @@ def test_naive_foreach_batch_is_caught_with_named_duplicates(tmp_path: Path) -> 
     assert (kill["type"], kill["f"]) == ("info", "kill")
     assert any(e["f"] == "crash" and e["type"] == "info" for e in history[kill["index"] :])
     assert (run_dir / "checkpoint" / "commits").is_dir() and (run_dir / "oracle" / "observed.parquet").exists()
+    # The checkpoint itself is consistent: the duplicates are the sink's doing.
+    assert doc["inspector"].startswith("checkpoint OK"), doc["inspector"]
+    assert "checkpoint (python -m harness inspect):" in out
 
 
 def test_same_seed_same_anomalies() -> None:
