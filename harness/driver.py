@@ -30,10 +30,12 @@ from pyspark.errors.exceptions.captured import CapturedException
 
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
+from harness.inspector import batch_ids, read_commit
 from harness.rundir import RunPaths
 from harness.session import build_session
 from harness.spec import RunSpec
 from scenarios import Scenario, SinkContext, get_scenario
+from scenarios.base import OracleContext
 from scenarios.replayable_source import FORMAT
 
 if TYPE_CHECKING:
@@ -141,6 +143,8 @@ class Driver:
             watcher.stop()
 
     def _run_query(self) -> dict[str, Any]:
+        for key, value in self.scenario.confs.items():
+            self.spark.conf.set(key, value)
         stream = self.spark.readStream.format(FORMAT).options(**self._source_options()).load()
         writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
         try:
@@ -171,7 +175,10 @@ class Driver:
         import pyarrow.parquet as pq
 
         batch_opts = {**self.config.to_options(), "tap": str(self.paths.tap)}
-        expected = self.scenario.transform(self.spark.read.format(FORMAT).options(**batch_opts).load())
+        commits = batch_ids(self.paths.checkpoint / "commits")
+        watermark = read_commit(self.paths.checkpoint, commits[-1]).next_watermark_ms if commits else 0
+        ctx = OracleContext(self.spark, watermark, str(self.paths.checkpoint))
+        expected = self.scenario.expected(self.spark.read.format(FORMAT).options(**batch_opts).load(), ctx)
         observed = self.scenario.read_output(self.spark, self.ctx, expected.schema)
         counts = {}
         for name, df in (("expected", expected), ("observed", observed)):

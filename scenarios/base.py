@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fault_injectors.crash import FaultSite
 from scenarios.rowgen import PROVENANCE, SourceConfig
@@ -44,6 +44,24 @@ class ResourceUnavailable(RuntimeError):
 
 
 @dataclass(frozen=True)
+class OracleContext:
+    """What an oracle may know about the finished run besides its input.
+
+    ``watermark_ms`` is the event-time watermark after the last committed
+    batch (``nextBatchWatermarkMs`` of the newest ``commits/N``; 0 without
+    one): in append mode a stateful query has emitted exactly the groups the
+    watermark has closed, so an oracle filters the batch result by it."""
+
+    spark: SparkSession
+    watermark_ms: int
+    checkpoint: str
+
+
+#: Expected output from a *batch* DataFrame of exactly the input that was added.
+OracleFn = Callable[["DataFrame", OracleContext], "DataFrame"]
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A pipeline under test.
 
@@ -68,10 +86,22 @@ class Scenario:
     rows_per_round: tuple[int, int] = (20, 60)
     identity: tuple[str, ...] = PROVENANCE
     resource: ResourceHook | None = None
+    #: Expected output; ``None`` means ``transform`` of the batch input (stateless pipelines).
+    oracle: OracleFn | None = None
+    #: Extra replayable-source settings (``SourceConfig`` fields: disorder, lateness, skew, ...).
+    source_overrides: Mapping[str, Any] = field(default_factory=dict)
+    #: Runtime SQL confs set on the session before the query starts (e.g. shuffle partitions).
+    confs: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def max_offsets_per_batch(self) -> int:
         return max(1, self.max_rows_per_batch // self.rows_per_offset)
 
     def source_config(self, seed: int) -> SourceConfig:
-        return SourceConfig(seed=seed, partitions=self.partitions, rows_per_offset=self.rows_per_offset)
+        return SourceConfig(
+            seed=seed, partitions=self.partitions, rows_per_offset=self.rows_per_offset, **dict(self.source_overrides)
+        )
+
+    def expected(self, batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
+        """The oracle's expected output for ``batch_input``."""
+        return self.oracle(batch_input, ctx) if self.oracle else self.transform(batch_input)
