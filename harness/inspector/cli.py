@@ -17,8 +17,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.inspector.checkpoint import CheckpointError
+
+if TYPE_CHECKING:
+    from harness.inspector.spark_view import SparkStateView
 
 HELP = "read and check a Structured Streaming checkpoint (no Spark needed); `inspect diff A B` compares two"
 
@@ -50,25 +54,35 @@ def _emit(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _spark_view(checkpoint: str) -> SparkStateView:
+    from pyspark.sql import SparkSession
+
+    from harness.inspector.spark_view import spark_state_view
+    from harness.session import build_session
+
+    existing = SparkSession.getActiveSession()
+    spark = existing or build_session("harness-inspect")
+    try:
+        return spark_state_view(spark, checkpoint)
+    finally:
+        if existing is None:  # never stop a session the caller owns
+            spark.stop()
+
+
 def _inspect(args: argparse.Namespace, checkpoint: str) -> int:
     from harness.inspector.inspection import inspect_checkpoint
     from harness.inspector.render import render_text, report_json
+    from harness.inspector.spark_view import render_spark_view, view_json
 
     report = inspect_checkpoint(checkpoint, args.sink_dir, verify_checksums=not args.no_checksums)
+    view = _spark_view(checkpoint) if args.spark_state else None
     if args.json:
-        _emit(json.dumps(report_json(report), indent=2, default=str))
+        doc = report_json(report)
+        if view is not None:
+            doc["spark_state"] = view_json(view)
+        _emit(json.dumps(doc, indent=2, default=str))
     else:
-        _emit(render_text(report, args.limit))
-    if args.spark_state:
-        from harness.inspector.spark_view import render_spark_view, spark_state_view
-        from harness.session import build_session
-
-        spark = build_session("harness-inspect")
-        try:
-            view = spark_state_view(spark, checkpoint)
-        finally:
-            spark.stop()
-        _emit(render_spark_view(view))
+        _emit(render_text(report, args.limit) + ("\n" + render_spark_view(view) if view is not None else ""))
     return report.exit_code
 
 

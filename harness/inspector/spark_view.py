@@ -66,6 +66,30 @@ def spark_state_view(spark: SparkSession, checkpoint: str | os.PathLike[str], sa
     return SparkStateView(operators, tuple(stores), tuple(errors))
 
 
+def _flat(value: Any, prefix: str = "") -> list[str]:
+    if isinstance(value, dict):
+        return [item for k, v in value.items() for item in _flat(v, f"{prefix}.{k}" if prefix else str(k))]
+    return [f"{prefix or 'value'}={value}"]
+
+
+def view_json(view: SparkStateView) -> dict[str, Any]:
+    """The view as plain JSON-serializable data (values stringified where JSON has no type)."""
+    return {
+        "operators": [{k: str(v) if v is not None else None for k, v in op.items()} for op in view.operators],
+        "stores": [
+            {
+                "operator_id": s.operator_id,
+                "store_name": s.store_name,
+                "rows": s.rows,
+                "rows_per_partition": {str(p): n for p, n in s.rows_per_partition.items()},
+                "sample": [" ".join(_flat(r.get("key"), "key") + _flat(r.get("value"), "value")) for r in s.sample],
+            }
+            for s in view.stores
+        ],
+        "errors": list(view.errors),
+    }
+
+
 def render_spark_view(view: SparkStateView) -> str:
     lines = ["state through Spark (state-metadata / statestore readers):"]
     for op in view.operators:
@@ -76,6 +100,8 @@ def render_spark_view(view: SparkStateView) -> str:
     for s in view.stores:
         parts = ", ".join(f"p{p}={n}" for p, n in sorted(s.rows_per_partition.items()))
         lines.append(f"  operator {s.operator_id} store {s.store_name}: {s.rows} row(s) ({parts or 'empty'})")
-        lines += [f"    key={r.get('key')} value={r.get('value')} partition={r.get('partition_id')}" for r in s.sample]
+        for r in s.sample:
+            fields = _flat(r.get("key"), "key") + _flat(r.get("value"), "value")
+            lines.append(f"    p{r.get('partition_id')}: " + " ".join(fields))
     lines += [f"  error: {e}" for e in view.errors]
     return "\n".join(lines)
