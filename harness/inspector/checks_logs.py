@@ -16,10 +16,18 @@ from typing import Any
 from harness.inspector.findings import Finding
 from harness.inspector.load import CheckpointModel
 
-_RESTART_HINT = {
-    "offsets": "if it is the newest offsets file and has no commit, deleting it makes Spark re-plan that batch",
-    "commits": "if it is the newest commit, deleting it makes Spark re-run that batch (safe only for idempotent sinks)",
+_RESTART = "Spark fails when it reads this file on restart"
+#: Where a broken file lives -> (what happens, what to do).
+_CONSEQUENCE = {
+    "offsets": (_RESTART, "if it is the newest offsets file and has no commit, deleting it lets Spark re-plan it"),
+    "commits": (_RESTART, "if it is the newest commit, deleting it makes Spark re-run the batch (idempotent sinks)"),
+    "sources": ("the file source fails when it reads this file on restart", "restore it from a copy of the checkpoint"),
+    "sink": (
+        "the file sink and every reader of the sink directory fail on this file",
+        "restore it from a copy (orphan-file checks are skipped while it is unreadable)",
+    ),
 }
+_DEFAULT = (_RESTART, "restore it from a copy of the checkpoint")
 
 
 def check_metadata(m: CheckpointModel) -> Iterator[Finding]:
@@ -35,9 +43,10 @@ def check_metadata(m: CheckpointModel) -> Iterator[Finding]:
 def check_read_errors(m: CheckpointModel) -> Iterator[Finding]:
     for err in m.read_errors:
         kind = "log-version" if err.kind == "version" else "log-corrupt"
-        parent = m.rel(err.path).split("/")[0]
-        hint = _RESTART_HINT.get(parent, "restore it from a copy of the checkpoint")
-        yield Finding(kind, err.path, f"{err.problem}. Spark fails when it reads this file on restart; {hint}")
+        inside = m.rel(err.path)
+        where = "sink" if inside == err.path and m.sink_dir else inside.split("/")[0]
+        what, hint = _CONSEQUENCE.get(where, _DEFAULT)
+        yield Finding(kind, err.path, f"{err.problem}. {what}; {hint}")
 
 
 def _gaps(ids: list[int]) -> list[int]:

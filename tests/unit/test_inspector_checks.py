@@ -241,3 +241,16 @@ def test_summarize_is_short_and_never_raises(ck: Path, tmp_path: Path) -> None:
         f"checkpoint inspector: cannot read {tmp_path / 'nope'}: does not exist; give the directory passed as "
         "checkpointLocation"
     )
+
+
+def test_corrupt_sink_and_source_logs_say_who_fails(tmp_path: Path) -> None:
+    ck = synth_checkpoint(tmp_path / "ck", 3, sink_dir=tmp_path / "out")
+    write_with_crc(tmp_path / "out" / "_spark_metadata" / "1", b'v1\n{"path":"file:///x')
+    write_with_crc(ck / "sources" / "0" / "0", b"v2\n{}")
+    report = inspect_checkpoint(ck, tmp_path / "out")
+    by_path = {f.path: f for f in report.violations}
+    sink_log = by_path[str(tmp_path / "out" / "_spark_metadata" / "1")]
+    assert sink_log.id == "log-corrupt" and "every reader of the sink directory fail" in sink_log.message
+    source_log = by_path[str(ck / "sources" / "0" / "0")]
+    assert source_log.id == "log-version" and "the file source fails" in source_log.message
+    assert sorted(by_path) == sorted([sink_log.path, source_log.path])  # no orphan verdicts without the full log
