@@ -67,7 +67,7 @@ def _add_run(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="ACTION",
-        help="damage the checkpoint after the last round (driver stopped); repeatable",
+        help="damage the checkpoint after the last round (no query running); repeatable",
     )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
     p.add_argument(
@@ -180,6 +180,31 @@ def _register_inspect() -> None:
 
 
 _register_inspect()
+
+
+def _register_chaos() -> None:
+    """``chaos`` and ``replay`` (harness/chaos_cli.py, imported lazily)."""
+    from harness import chaos_cli
+
+    COMMANDS.setdefault(
+        "chaos",
+        (
+            "run a Hypothesis chaos campaign on a scenario; shrink and bundle a violation",
+            chaos_cli.add_chaos_arguments,
+            chaos_cli.cmd_chaos,
+        ),
+    )
+    COMMANDS.setdefault(
+        "replay",
+        (
+            "rerun a saved bundle and compare verdict and anomalies",
+            chaos_cli.add_replay_arguments,
+            chaos_cli.cmd_replay,
+        ),
+    )
+
+
+_register_chaos()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

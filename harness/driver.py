@@ -1,10 +1,14 @@
 """The child driver process: one SparkSession, commands from the runner.
 
-Started by :mod:`harness.runner` as ``python -m harness.driver RUN_DIR K`` in
-a new session (process group). Reads one JSON command per line on stdin and
-answers one JSON message per line on a private copy of stdout (fd 1 itself is
-pointed at stderr so nothing Spark prints can corrupt the protocol):
+Started by :mod:`harness.pool` as ``python -m harness.driver --master M
+--confs JSON --incarnation K`` in a new session (process group); it serves
+many run directories in turn, so a campaign pays for a JVM only after a hard
+kill. Reads one JSON command per line on stdin and answers one JSON message
+per line on a private copy of stdout (fd 1 itself is pointed at stderr so
+nothing Spark prints can corrupt the protocol):
 
+- ``{"cmd": "open", "run_dir": D}``: make D the current run (its spec names
+  the scenario); answers ``{"event": "opened"}``.
 - ``{"cmd": "run"}``: run the scenario's query with ``Trigger.AvailableNow``
   until it has caught up with the tap; answers ``{"event": "caught_up", ...}``.
 - ``{"cmd": "check"}``: write the oracle's expected rows (batch transform over
@@ -12,11 +16,13 @@ pointed at stderr so nothing Spark prints can corrupt the protocol):
 - ``{"cmd": "exit"}``: stop Spark and exit 0.
 
 Errors answer ``{"event": "error", "message": ..., "traceback": ...}``.
-Completed batches are appended to ``events/driver-K.jsonl`` as they happen.
+Completed batches are appended to the open run's ``events/driver-K.jsonl`` as
+they happen.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -32,7 +38,7 @@ from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
 from harness.inspector import batch_ids, read_commit
 from harness.rundir import RunPaths
-from harness.session import build_session
+from harness.session import DEFAULT_MASTER, build_session
 from harness.spec import RunSpec
 from scenarios import Scenario, SinkContext, get_scenario
 from scenarios.base import OracleContext
@@ -72,57 +78,75 @@ def batch_summary(progress: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class Driver:
-    """Runs a run directory's scenario query and oracle in one SparkSession.
+class ProgressLog:
+    """One StreamingQueryListener per session, writing completed batches to the
+    events file of whichever run is open (``events_path``)."""
 
-    Used by the child driver process (``main``) and, with ``spark`` given, in
-    process by tests and tools that reuse an existing session (then no
-    progress listener is installed unless ``listen``)."""
+    def __init__(self) -> None:
+        self.events_path: Path | None = None
+        self.seen: set[tuple[str, Any]] = set()
 
-    def __init__(
-        self, paths: RunPaths, incarnation: int, spark: SparkSession | None = None, listen: bool | None = None
-    ) -> None:
-        self.paths = paths
-        self.events = paths.driver_events(incarnation)
-        self.spec = RunSpec.load(paths.spec)
-        self.scenario: Scenario = get_scenario(self.spec.scenario)
-        own_session = spark is None
-        if spark is None:
-            spark = build_session(f"harness-{self.spec.scenario}", self.spec.master, self.spec.confs)
-        self.spark = spark
-        self._seen_batches: set[tuple[str, Any]] = set()
-        self._listening = False
-        resources = json.loads(paths.resources.read_text()) if paths.resources.exists() else {}
-        self.ctx = SinkContext(
-            str(paths.output), str(paths.checkpoint), FaultSite(paths.faults, paths.checkpoint), resources
-        )
-        self.config = self.scenario.source_config(self.spec.seed)
-        if listen if listen is not None else own_session:
-            self._install_listener()
-
-    def _install_listener(self) -> None:
+    def install(self, spark: SparkSession) -> None:
         from pyspark.sql.streaming import StreamingQueryListener
 
-        self._listening = True
-        events = self.events
-        seen = self._seen_batches
+        log = self
 
         class Listener(StreamingQueryListener):
             def onQueryStarted(self, event: Any) -> None:
-                _append_event(events, "query_started", {"run_id": str(event.runId)})
+                if log.events_path:
+                    _append_event(log.events_path, "query_started", {"run_id": str(event.runId)})
 
             def onQueryProgress(self, event: Any) -> None:
                 summary = batch_summary(json.loads(event.progress.json))
-                _append_event(events, "batch", summary)
-                seen.add((str(event.progress.runId), summary["batch_id"]))
+                if log.events_path:
+                    _append_event(log.events_path, "batch", summary)
+                log.seen.add((str(event.progress.runId), summary["batch_id"]))
 
             def onQueryIdle(self, event: Any) -> None:
                 pass
 
             def onQueryTerminated(self, event: Any) -> None:
-                _append_event(events, "query_terminated", {"exception": event.exception})
+                if log.events_path:
+                    _append_event(log.events_path, "query_terminated", {"exception": event.exception})
 
-        self.spark.streams.addListener(Listener())
+        spark.streams.addListener(Listener())
+
+    def wait_for(self, want: set[tuple[str, Any]], timeout_s: float = 5.0) -> None:
+        """Listener events arrive asynchronously: wait (briefly) until every batch
+        in ``want`` has been written, so the history stays in order."""
+        deadline = time.monotonic() + timeout_s
+        while not want <= self.seen and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+
+class Driver:
+    """Runs one run directory's scenario query and oracle in a SparkSession.
+
+    Used by the child driver process (``main``, which reuses one session for
+    many run directories) and in process by tests with an existing ``spark``
+    (then ``progress`` is usually ``None``: no events file is written)."""
+
+    def __init__(
+        self,
+        paths: RunPaths,
+        incarnation: int,
+        spark: SparkSession | None = None,
+        progress: ProgressLog | None = None,
+    ) -> None:
+        self.paths = paths
+        self.spec = RunSpec.load(paths.spec)
+        self.scenario: Scenario = get_scenario(self.spec.scenario)
+        if spark is None:
+            spark = build_session(f"harness-{self.spec.scenario}", self.spec.master, self.spec.confs)
+        self.spark = spark
+        self.progress = progress
+        if progress is not None:
+            progress.events_path = paths.driver_events(incarnation)
+        resources = json.loads(paths.resources.read_text()) if paths.resources.exists() else {}
+        self.ctx = SinkContext(
+            str(paths.output), str(paths.checkpoint), FaultSite(paths.faults, paths.checkpoint), resources
+        )
+        self.config = self.scenario.source_config(self.spec.seed)
 
     def _source_options(self) -> dict[str, str]:
         return {
@@ -163,12 +187,8 @@ class Driver:
             raise QueryFailed(str(error))
         progress = query.recentProgress
         batches = [batch_summary(json.loads(p.json)) for p in progress]
-        # Listener events arrive asynchronously: wait (briefly) until every batch
-        # of this query is in the event file, so the history stays in order.
-        want = {(str(p.runId), json.loads(p.json).get("batchId")) for p in progress}
-        deadline = time.monotonic() + (5.0 if self._listening else 0.0)
-        while not want <= self._seen_batches and time.monotonic() < deadline:
-            time.sleep(0.02)
+        if self.progress is not None:
+            self.progress.wait_for({(str(p.runId), json.loads(p.json).get("batchId")) for p in progress})
         return {"event": "caught_up", "batches": [b for b in batches if b["rows"]]}
 
     def check(self) -> dict[str, Any]:
@@ -187,18 +207,28 @@ class Driver:
             counts[f"{name}_rows"] = table.num_rows
         return {"event": "checked", **counts}
 
-    def stop(self) -> None:
-        self.spark.stop()
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m harness.driver")
+    p.add_argument("--master", default=DEFAULT_MASTER)
+    p.add_argument("--confs", default="{}", help="JSON object of Spark confs")
+    p.add_argument("--incarnation", type=int, default=1)
+    p.add_argument("--open", default=None, metavar="RUN_DIR", help="open this run directory at start")
+    return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    args = _parse_args(sys.argv[1:] if argv is None else argv)
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     os.environ[DRIVER_PGID_ENV] = str(os.getpgid(0))
-    paths, incarnation = RunPaths(Path(args[0])), int(args[1])
+    progress = ProgressLog()
+    driver: Driver | None = None
     try:
-        driver = Driver(paths, incarnation)
+        spark = build_session("exactly-once-harness", args.master, json.loads(args.confs))
+        progress.install(spark)
+        if args.open:
+            driver = Driver(RunPaths(Path(args.open)), args.incarnation, spark, progress)
     except Exception as exc:  # reported to the runner, which names the log file
         _send(
             proto, {"event": "error", "message": f"driver start-up failed: {exc}", "traceback": traceback.format_exc()}
@@ -206,19 +236,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _send(proto, {"event": "ready", "pid": os.getpid(), "pgid": os.getpgid(0)})
     for line in sys.stdin:
-        cmd = json.loads(line).get("cmd")
+        message = json.loads(line)
+        cmd = message.get("cmd")
         if cmd == "exit":
             break
         try:
-            reply = driver.run() if cmd == "run" else driver.check() if cmd == "check" else None
-            if reply is None:
-                reply = {"event": "error", "message": f"unknown command {cmd!r}"}
+            if cmd == "open":
+                driver = Driver(RunPaths(Path(message["run_dir"])), args.incarnation, spark, progress)
+                reply: dict[str, Any] = {"event": "opened", "run_dir": message["run_dir"]}
+            elif cmd in ("run", "check") and driver is not None:
+                reply = driver.run() if cmd == "run" else driver.check()
+            else:
+                reply = {"event": "error", "message": f"unknown command {cmd!r} (or no run directory open)"}
         except Exception as exc:
             query_failed = isinstance(exc, QueryFailed | StreamingQueryException)
             reply = {"event": "error", "message": str(exc), "query_failed": query_failed}
             reply["traceback"] = traceback.format_exc()
         _send(proto, reply)
-    driver.stop()
+    spark.stop()
     return 0
 
 

@@ -8,33 +8,43 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from harness.procs import RUN_TOKEN_ENV, kill_group, kill_token
-from harness.rundir import RunPaths
 from harness.session import spark_env
 
 
 class DriverProcess:
     """``python -m harness.driver`` in a new session (its own process group),
-    with a line protocol on stdin/stdout and stderr in ``logs/driver-K.log``."""
+    with a line protocol on stdin/stdout and stderr appended to ``log_path``."""
 
-    def __init__(self, paths: RunPaths, incarnation: int, token: str) -> None:
-        self.paths = paths
+    def __init__(self, log_path: Path, incarnation: int, token: str, master: str, confs: Mapping[str, str]) -> None:
         self.incarnation = incarnation
         self.name = f"driver-{incarnation}"
         self.token = token
-        self.log_path = paths.driver_log(incarnation)
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
         env = spark_env()
         env[RUN_TOKEN_ENV] = token
-        with open(self.log_path, "ab") as log:
+        # The driver and its workers import scenarios by module path: make the
+        # caller's working directory importable too (user pipelines in tests).
+        env["PYTHONPATH"] = os.pathsep.join([*env["PYTHONPATH"].split(os.pathsep), os.getcwd()])
+        cmd = [
+            sys.executable,
+            "-m",
+            "harness.driver",
+            "--master",
+            master,
+            "--confs",
+            json.dumps(dict(confs)),
+            "--incarnation",
+            str(incarnation),
+        ]
+        with open(log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.driver", str(paths.root), str(incarnation)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                start_new_session=True,
-                env=env,
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True, env=env
             )
         self._buf = b""
 

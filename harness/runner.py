@@ -29,7 +29,7 @@ from harness.driverproc import DriverProcess
 from harness.history import History, read_jsonl_from
 from harness.inspector import latest_batch_id, summarize
 from harness.outcome import RunOutcome
-from harness.procs import kill_token, new_token
+from harness.pool import DriverPool, DriverStartError
 from harness.rundir import RunPaths
 from harness.schedule import Schedule, build_schedule
 from harness.spec import RunSpec
@@ -37,8 +37,6 @@ from harness.verdict import batches_json, check_run_dir
 from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
 from scenarios.tap import advance, init_tap
-
-STARTUP_TIMEOUT_S = 180.0
 
 
 class HarnessError(RuntimeError):
@@ -50,13 +48,23 @@ class QueryFailedError(HarnessError):
 
 
 class Runner:
-    def __init__(self, spec: RunSpec, paths: RunPaths, echo: Callable[[str], None]) -> None:
+    """Plays one spec in one run directory. ``pool`` lends the child driver
+    (a campaign shares one across runs); without it the runner makes its own
+    and closes it at the end."""
+
+    def __init__(
+        self, spec: RunSpec, paths: RunPaths, echo: Callable[[str], None], pool: DriverPool | None = None
+    ) -> None:
         self.spec, self.paths, self._echo = spec, paths, echo
         self.scenario = get_scenario(spec.scenario)
         self.schedule: Schedule = build_schedule(spec, self.scenario)
-        self.token = new_token()
-        self.driver: DriverProcess | None = None
-        self.incarnation = 0
+        self._own_pool = pool is None
+        self.pool = pool or DriverPool(paths.logs, spec.master, spec.confs)
+        if (self.pool.master, self.pool.confs) != (spec.master, dict(spec.confs)):
+            raise HarnessError(
+                f"spec wants master {spec.master!r} and confs {spec.confs}, the driver pool has "
+                f"{self.pool.master!r} and {self.pool.confs}"
+            )
         self.started = time.monotonic()
         self._event_offsets: dict[int, int] = {}
         self._ledger_seen = 0
@@ -129,8 +137,7 @@ class Runner:
                 self._record("ok", "runner", "add_data", {"rows": op.rows, "tap": tap})
                 self.echo(f"round {r}/{rounds}: {op.describe()}")
             elif op.kind == "nemesis":
-                self._shutdown()
-                try:
+                try:  # between runs no query is running; the driver's next query re-reads the checkpoint
                     what = apply_nemesis(op.name, self.paths.checkpoint)
                 except (NemesisError, OSError) as exc:
                     raise HarnessError(f"nemesis {op.name} could not be applied: {exc}") from None
@@ -164,24 +171,23 @@ class Runner:
         return self.history.append(type, process, f, value, time_ns).index
 
     def _ensure_driver(self) -> DriverProcess:
-        if self.driver is not None:
-            return self.driver
-        self.incarnation += 1
-        t0 = time.monotonic()
-        drv = DriverProcess(self.paths, self.incarnation, self.token)
-        self._record("invoke", "runner", "start_driver", {"driver": drv.name, "pid": drv.pid})
+        """The pool's driver with this run open (starting a driver if none is alive)."""
         try:
-            msg = drv.receive(STARTUP_TIMEOUT_S)
+            drv, startup_s = self.pool.start()
+        except DriverStartError as exc:
+            self._record("fail", "runner", "start_driver", {"reason": str(exc).splitlines()[0]})
+            raise HarnessError(str(exc)) from None
+        if startup_s:
+            self._record("ok", "runner", "start_driver", {"driver": drv.name, "pid": drv.pid, "startup_s": startup_s})
+            self.echo(f"{drv.name} ready (pid {drv.pid}, {startup_s:.1f} s to start Spark)")
+        try:
+            msg = self.pool.open(self.paths.root, self.spec.command_timeout_s)
         except TimeoutError:
-            msg = {"event": "error", "message": f"no answer within {STARTUP_TIMEOUT_S:.0f} s"}
-        if msg is None or msg.get("event") != "ready":
-            drv.kill()
-            reason = (msg or {}).get("message", "it exited before answering")
-            self._record("fail", "runner", "start_driver", {"driver": drv.name, "reason": reason})
-            raise HarnessError(f"{drv.name} failed to start: {reason}\n  log: {drv.log_path}\n{drv.log_tail()}")
-        self._record("ok", "runner", "start_driver", {"driver": drv.name, "pid": drv.pid})
-        self.echo(f"{drv.name} ready (pid {drv.pid}, {time.monotonic() - t0:.1f} s to start Spark)")
-        self.driver = drv
+            msg = {"event": "error", "message": "no answer to 'open'"}
+        if msg is None or msg.get("event") != "opened":
+            self.pool.discard()
+            reason = (msg or {}).get("message", "the driver died")
+            raise HarnessError(f"{drv.name} could not open run {self.paths.root}: {reason}\n  log: {drv.log_path}")
         return drv
 
     def _drive(self, cmd: str) -> dict[str, Any]:
@@ -197,8 +203,7 @@ class Runner:
                 except TimeoutError:
                     self._merge(drv)
                     self._record("info", drv.name, "hung", {"cmd": cmd, "timeout_s": self.spec.command_timeout_s})
-                    drv.kill()
-                    self.driver = None
+                    self.pool.discard()
                     raise HarnessError(
                         f"watchdog: {drv.name} did not finish '{cmd}' within {self.spec.command_timeout_s:.0f} s "
                         f"and was killed\n  log: {drv.log_path}\n{drv.log_tail()}"
@@ -232,8 +237,7 @@ class Runner:
 
     def _on_death(self, drv: DriverProcess, cmd: str, new_faults: list[dict[str, Any]]) -> None:
         rc = drv.wait_exit(10)
-        drv.kill()
-        self.driver = None
+        self.pool.discard()
         if not new_faults:
             self._record("fail", drv.name, "crash", {"returncode": rc, "cmd": cmd})
             raise HarnessError(
@@ -275,12 +279,9 @@ class Runner:
         return new_faults
 
     def _shutdown(self) -> None:
-        drv, self.driver = self.driver, None
-        if drv is not None:
-            if drv.send({"cmd": "exit"}) and drv.wait_exit(60) is None:
-                self.echo(f"{drv.name} did not exit within 60 s; killing it")
-            drv.kill()
-        kill_token(self.token)
+        """Close the pool if this runner owns it (a shared pool stays for the next run)."""
+        if self._own_pool:
+            self.pool.close()
 
     # -- verdict -----------------------------------------------------------------
     def _check(self) -> CheckResult:

@@ -20,8 +20,8 @@ from scenarios.base import Scenario
 @dataclass(frozen=True)
 class Op:
     """One step: ``add_data`` (``rows`` offset units per partition), ``run``
-    (until caught up), ``nemesis`` (stop the driver and damage the checkpoint
-    with the action ``name``), ``heal`` (nothing new is injected after this),
+    (until caught up), ``nemesis`` (damage the checkpoint with the action
+    ``name`` while no query runs), ``heal`` (nothing new is injected after this),
     ``check``."""
 
     kind: str
@@ -32,7 +32,7 @@ class Op:
         if self.kind == "add_data":
             return "add data " + ", ".join(f"p{p}+{n}" for p, n in sorted(self.rows.items()))
         if self.kind == "nemesis":
-            return f"stop the driver, then checkpoint nemesis {self.name}"
+            return f"checkpoint nemesis {self.name} (no query running)"
         return {"run": "run until caught up", "heal": "heal", "check": "check"}.get(self.kind, self.kind)
 
 
@@ -57,9 +57,11 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
     predicted: list[tuple[Offsets, Offsets]] = []
     available: Offsets = {p: 0 for p in parts}
     max_offsets = scenario.max_offsets_per_batch
-    for _ in range(spec.effective_rounds):
+    if spec.rows is not None and any(len(r) != scenario.partitions for r in spec.rows):
+        raise ValueError(f"spec.rows must give {scenario.partitions} amounts per round (one per partition)")
+    for r in range(spec.effective_rounds):
         lo, hi = scenario.rows_per_round
-        rows = {p: rng.randint(lo, hi) for p in parts}
+        rows = dict(enumerate(spec.rows[r])) if spec.rows is not None else {p: rng.randint(lo, hi) for p in parts}
         start = dict(available)
         available = {p: available[p] + rows[p] for p in parts}
         predicted += plan_batches(start, available, max_offsets)

@@ -29,6 +29,8 @@ class RunSpec:
     extra_faults: tuple[FaultRule, ...] = ()
     fault_plan: str | None = None
     nemesis: tuple[str, ...] = ()
+    #: Explicit data per round (offset units per partition); overrides the seeded amounts and ``rounds``.
+    rows: tuple[tuple[int, ...], ...] | None = None
     master: str = DEFAULT_MASTER
     confs: dict[str, str] = field(default_factory=dict)
     command_timeout_s: float = 300.0
@@ -50,6 +52,8 @@ class RunSpec:
 
     @property
     def effective_rounds(self) -> int:
+        if self.rows is not None:
+            return len(self.rows)
         return self.rounds if self.rounds is not None else max(2, self.kills)
 
     def to_json(self) -> str:
@@ -60,6 +64,8 @@ class RunSpec:
         raw = dict(raw)
         raw["extra_faults"] = tuple(FaultRule.from_dict(r) for r in raw.get("extra_faults", ()))
         raw["nemesis"] = tuple(raw.get("nemesis", ()))
+        if raw.get("rows") is not None:
+            raw["rows"] = tuple(tuple(int(n) for n in r) for r in raw["rows"])
         return cls(**raw)
 
     @classmethod

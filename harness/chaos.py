@@ -1,0 +1,210 @@
+"""Chaos campaigns: Hypothesis draws whole schedules, the runner plays them
+against real drivers, a violation is shrunk to a minimal schedule and saved
+as a replay bundle.
+
+Cost-aware: all examples share one driver process (one SparkSession); only a
+hard kill pays for a new JVM. Each example gets a fresh run directory (fresh
+checkpoint and sink output), so examples are independent and Hypothesis sees
+no flakiness. Identical specs are run once (results are cached), and
+shrinking stops after the profile's time budget (the minimal failure found by
+then is reported).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, assume, given, seed, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from harness.bundle import write_bundle
+from harness.outcome import RunOutcome
+from harness.pool import DriverPool
+from harness.profiles import Profile
+from harness.report import summary_line, to_json
+from harness.rundir import RunPaths
+from harness.runner import Runner
+from harness.spec import RunSpec
+from scenarios import get_scenario
+from scenarios.strategies import chaos_specs, describe_spec
+
+
+class CampaignInfraError(RuntimeError):
+    """An example could not be run (not a property violation): the harness failed."""
+
+
+@dataclass
+class ExampleRecord:
+    index: int
+    spec: RunSpec
+    verdict: str
+    counts: dict[str, int]
+    faults_fired: list[str]
+    duration_s: float
+    summary: str
+
+
+@dataclass
+class CampaignResult:
+    scenario: str
+    guarantee: str
+    seed: int
+    profile: Profile
+    examples: list[ExampleRecord] = field(default_factory=list)
+    failure: ExampleRecord | None = None
+    failure_report: dict[str, Any] | None = None
+    bundle: Path | None = None
+    error: str | None = None
+    driver_starts: int = 0
+    duration_s: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        if self.error:
+            return "unknown"
+        return "violated" if self.failure else "exactly-once"
+
+    @property
+    def exit_code(self) -> int:
+        return {"exactly-once": 0, "violated": 1}.get(self.verdict, 2)
+
+
+def _violates(outcome: RunOutcome) -> bool:
+    return outcome.verdict == "violated"
+
+
+def run_campaign(
+    scenario_name: str,
+    *,
+    seed_value: int,
+    profile: Profile,
+    work_dir: Path,
+    echo: Callable[[str], None] | None = None,
+    database_dir: Path | None = None,
+    nemesis: tuple[str, ...] = (),
+    master: str = "local[2]",
+) -> CampaignResult:
+    """Run ``profile.examples`` generated schedules of ``scenario_name``; stop at
+    the first violation, shrink it, bundle it into ``work_dir``."""
+    say = echo or (lambda m: print(m, file=sys.stderr, flush=True))
+    scenario = get_scenario(scenario_name)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    result = CampaignResult(scenario.name, scenario.guarantee, seed_value, profile)
+    cache: dict[str, tuple[RunOutcome, dict[str, Any]]] = {}
+    failing: list[tuple[RunOutcome, dict[str, Any], ExampleRecord]] = []
+    started = time.monotonic()
+    shrinking_since: list[float] = []
+    strategy = chaos_specs(
+        scenario,
+        max_rounds=profile.max_rounds,
+        max_faults=profile.max_faults,
+        hard_kill_ratio=profile.hard_kill_ratio,
+        nemesis=nemesis,
+        master=master,
+    )
+    pool = DriverPool(work_dir / "logs", master, {})
+
+    def play(spec: RunSpec) -> None:
+        key = spec.to_json()
+        if key not in cache:
+            if shrinking_since and time.monotonic() - shrinking_since[0] > profile.shrink_budget_s:
+                assume(False)  # shrink budget spent: only already-run specs are evaluated now
+            index = len(result.examples) + 1
+            paths = RunPaths(work_dir / f"example-{index:04d}")
+            t0 = time.monotonic()
+            outcome = Runner(spec, paths, echo=lambda m: None, pool=pool).execute()
+            report = to_json(outcome)
+            record = ExampleRecord(
+                index,
+                spec,
+                outcome.verdict,
+                report["anomaly_counts"],
+                [k["description"] for k in outcome.kills_fired],
+                time.monotonic() - t0,
+                summary_line(outcome),
+            )
+            result.examples.append(record)
+            phase = "shrink" if shrinking_since else f"{index}/{profile.examples}"
+            say(f"[{phase:>7}] {record.duration_s:5.1f}s {outcome.verdict:<12} {describe_spec(spec)}")
+            cache[key] = (outcome, report)
+            if not _violates(outcome) and not outcome.error:
+                shutil.rmtree(paths.root, ignore_errors=True)
+        outcome, report = cache[key]
+        if outcome.error and not outcome.query_failed:
+            raise CampaignInfraError(outcome.error)
+        if _violates(outcome):
+            record = next(r for r in result.examples if r.spec == outcome.spec)
+            failing.append((outcome, report, record))
+            if not shrinking_since:
+                shrinking_since.append(time.monotonic())
+                say(f"violation found: {summary_line(outcome)}; shrinking (budget {profile.shrink_budget_s:.0f} s)")
+            raise AssertionError(summary_line(outcome))
+
+    test = given(strategy)(play)
+    test = settings(
+        max_examples=profile.examples,
+        deadline=None,
+        database=DirectoryBasedExampleDatabase(str(database_dir)) if database_dir and not profile.derandomize else None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+        print_blob=False,
+    )(test)
+    test = seed(seed_value)(test)
+    try:
+        test()
+    except AssertionError:
+        outcome, report, record = failing[-1]
+        result.failure, result.failure_report = record, report
+        result.bundle = write_bundle(outcome, work_dir / "bundle", report)
+    except CampaignInfraError as exc:
+        result.error = str(exc)
+    finally:
+        result.driver_starts = pool.incarnations
+        pool.close()
+        result.duration_s = time.monotonic() - started
+    return result
+
+
+def render_campaign(result: CampaignResult) -> str:
+    """The final table: a summary line, counts, fault points exercised, and the replay command."""
+    n = len(result.examples)
+    verdicts = Counter(r.verdict for r in result.examples)
+    points = Counter(
+        f.split(" at ")[1].split(" of ")[0] for r in result.examples for f in r.faults_fired if " at " in f
+    )
+    per_min = n / (result.duration_s / 60) if result.duration_s else 0.0
+    fired = ", ".join(f"{k} x{v}" for k, v in sorted(points.items()))
+    ctx = f"(scenario={result.scenario}, seed={result.seed}, profile={result.profile.name})"
+    if result.error:
+        head = f"campaign error, no verdict {ctx}: {result.error.splitlines()[0]}"
+    elif result.failure:
+        faults = len(result.failure.spec.extra_faults) + len(result.failure.spec.nemesis)
+        expected = " (expected: this sink is at-least-once)" if result.guarantee != "exactly-once" else ""
+        head = f"violation found and shrunk to {faults} fault step(s){expected} {ctx}"
+    else:
+        head = f"no violation in {n} example(s) {ctx}"
+    lines = [
+        head,
+        f"  examples run      {n} ({', '.join(f'{v} {k}' for k, v in sorted(verdicts.items()))})",
+        f"  faults fired      {sum(points.values())} ({fired or '-'})",
+        f"  driver starts     {result.driver_starts} (JVMs; soft faults reuse the running one)",
+        f"  wall time         {result.duration_s:.0f} s ({per_min:.1f} examples/min)",
+    ]
+    if result.failure:
+        lines += [f"  minimal schedule  {describe_spec(result.failure.spec)}", f"  {result.failure.summary}"]
+    if result.bundle:
+        lines.append(f"replay: .venv/bin/python -m harness replay {result.bundle}")
+    else:
+        lines.append(
+            f"rerun: .venv/bin/python -m harness chaos {result.scenario} --examples {result.profile.examples} "
+            f"--seed {result.seed} --profile {result.profile.name}"
+        )
+    return "\n".join(lines)

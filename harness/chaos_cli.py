@@ -1,0 +1,127 @@
+"""``python -m harness chaos`` and ``python -m harness replay``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from fault_injectors.nemesis import NEMESES
+
+DATABASE_DIR = Path(".hypothesis") / "harness"
+
+
+def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", help="a scenario name (see `python -m harness list`) or module:ATTRIBUTE")
+    p.add_argument("--examples", type=int, default=None, help="generated schedules to run (default: the profile's)")
+    p.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
+    p.add_argument("--profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
+    p.add_argument("--nemesis", default="", metavar="A,B", help="checkpoint nemesis actions the schedules may use")
+    p.add_argument("--master", default="local[2]", help="Spark master of the driver (default local[2])")
+    p.add_argument("--work-dir", type=Path, default=None, help="keep examples and the bundle here")
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the campaign result as JSON")
+
+
+def cmd_chaos(args: argparse.Namespace) -> int:
+    from harness.chaos import render_campaign, run_campaign
+    from harness.profiles import get_profile
+    from scenarios import get_scenario
+
+    try:
+        get_scenario(args.scenario)
+        profile = get_profile(args.profile).with_examples(args.examples)
+    except KeyError as exc:
+        return _fail(str(exc.args[0]))
+    if profile.examples < 1:
+        return _fail("--examples must be >= 1")
+    nemesis = tuple(n for n in args.nemesis.split(",") if n)
+    unknown = [n for n in nemesis if n not in NEMESES]
+    if unknown:
+        return _fail(f"unknown nemesis {unknown[0]!r}; known: {', '.join(NEMESES)}")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    keep = args.work_dir is not None
+    work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix=f"harness-chaos-{args.scenario}-"))
+    print(
+        f"chaos {args.scenario}: {profile.examples} example(s), seed {seed}, profile {profile.name}; work dir {work}\n"
+        f"rerun: .venv/bin/python -m harness chaos {args.scenario} --examples {profile.examples} --seed {seed} "
+        f"--profile {profile.name}",
+        file=sys.stderr,
+        flush=True,
+    )
+    result = run_campaign(
+        args.scenario,
+        seed_value=seed,
+        profile=profile,
+        work_dir=work,
+        database_dir=DATABASE_DIR,
+        nemesis=nemesis,
+        master=args.master,
+    )
+    print(render_campaign(result))
+    if args.json:
+        doc = {
+            "scenario": result.scenario,
+            "seed": seed,
+            "profile": profile.name,
+            "verdict": result.verdict,
+            "examples": len(result.examples),
+            "driver_starts": result.driver_starts,
+            "duration_s": round(result.duration_s, 1),
+            "error": result.error,
+            "bundle": str(result.bundle) if result.bundle else None,
+            "minimal_faults": [r.describe() for r in result.failure.spec.extra_faults] if result.failure else None,
+            "failure": result.failure_report,
+        }
+        args.json.write_text(json.dumps(doc, indent=2, default=str))
+    if not keep and result.verdict == "exactly-once":
+        shutil.rmtree(work, ignore_errors=True)
+    return result.exit_code
+
+
+def add_replay_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("bundle", type=Path, help="a bundle directory (or its bundle.json)")
+    p.add_argument("--times", type=int, default=1, help="replay this many times (default 1)")
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the last replay's result as JSON")
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from harness.bundle import anomaly_keys, load_bundle
+    from harness.report import render_text, summary_line, to_json
+    from harness.runner import HarnessError, run_spec
+
+    try:
+        spec, recorded = load_bundle(args.bundle)
+    except ValueError as exc:
+        return _fail(str(exc))
+    want = (recorded["verdict"], anomaly_keys(recorded["anomalies"]))
+    print(
+        f"replaying {args.bundle}: recorded {recorded['verdict']} with {len(want[1])} anomaly row(s)", file=sys.stderr
+    )
+    reproduced = 0
+    code = 2
+    for i in range(1, args.times + 1):
+        try:
+            outcome = run_spec(spec, echo=lambda m: None)
+        except HarnessError as exc:
+            return _fail(str(exc))
+        doc = to_json(outcome)
+        got = (doc["verdict"], anomaly_keys(doc["anomalies"]))
+        same = got == want
+        reproduced += same
+        print(f"replay {i}/{args.times}: {'reproduced' if same else 'DIFFERENT'}: {summary_line(outcome)}")
+        if not same:
+            print(render_text(outcome))
+        code = outcome.exit_code if same else (0 if outcome.verdict == "exactly-once" else 2)
+        if args.json:
+            args.json.write_text(json.dumps(doc, indent=2, default=str))
+    print(f"reproduced {reproduced}/{args.times} time(s)")
+    return code if reproduced == args.times else (0 if code == 0 else 2)
+
+
+def _fail(message: str) -> int:
+    print(f"harness: {message}", file=sys.stderr)
+    return 2

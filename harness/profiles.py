@@ -1,0 +1,66 @@
+"""Named chaos settings profiles (like Hypothesis's ``settings`` profiles).
+
+Selection order: an explicit name (``--profile`` / ``--harness-profile``),
+then ``$HARNESS_PROFILE``, then ``dev``. Profiles are immutable.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+PROFILE_ENV = "HARNESS_PROFILE"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How big a chaos campaign is.
+
+    ``hard_kill_ratio`` is the share of generated faults that SIGKILL the
+    driver (a new JVM, ~7 s); the rest are soft (an injected exception: the
+    query restarts inside the same driver, ~1-2 s). ``shrink_budget_s`` bounds
+    the time spent shrinking a failure (each candidate is a full run).
+    ``derandomize``: the campaign depends on its seed alone (no example
+    database is replayed first), as CI needs."""
+
+    name: str
+    examples: int
+    max_rounds: int
+    max_faults: int
+    hard_kill_ratio: float
+    derandomize: bool
+    shrink_budget_s: float
+
+    def with_examples(self, examples: int | None) -> Profile:
+        return self if examples is None else replace(self, examples=examples)
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "dev", examples=5, max_rounds=2, max_faults=2, hard_kill_ratio=0.25, derandomize=False, shrink_budget_s=300
+        ),
+        Profile(
+            "ci", examples=3, max_rounds=2, max_faults=2, hard_kill_ratio=0.2, derandomize=True, shrink_budget_s=180
+        ),
+        Profile(
+            "nightly",
+            examples=50,
+            max_rounds=4,
+            max_faults=4,
+            hard_kill_ratio=0.3,
+            derandomize=False,
+            shrink_budget_s=1800,
+        ),
+    )
+}
+
+
+def get_profile(name: str | None = None) -> Profile:
+    """The profile called ``name`` (or ``$HARNESS_PROFILE``, or ``dev``);
+    ``KeyError`` lists the known names."""
+    chosen = name or os.environ.get(PROFILE_ENV) or "dev"
+    if chosen not in PROFILES:
+        raise KeyError(f"unknown profile {chosen!r}; known: {', '.join(PROFILES)}")
+    return PROFILES[chosen]

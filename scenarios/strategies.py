@@ -1,0 +1,80 @@
+"""Hypothesis strategies that draw whole chaos schedules as ``RunSpec`` values.
+
+A drawn spec fixes everything: the seed (row contents), the data added in each
+round, and every fault as a rule with an absolute batch id. Batch boundaries
+are predicted with the admission function the source itself uses, so each
+fault names a batch that will exist. Shrinking goes towards fewer rounds, less
+data, fewer faults and soft faults (an injected exception) rather than hard
+kills, so a minimal failing schedule is also cheap to replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hypothesis import strategies as st
+
+from fault_injectors.plan import FaultRule
+from harness.spec import RunSpec
+from scenarios.admission import plan_batches
+from scenarios.base import Scenario
+
+@st.composite
+def chaos_specs(
+    draw: st.DrawFn,
+    scenario: Scenario,
+    *,
+    max_rounds: int = 2,
+    max_faults: int = 2,
+    hard_kill_ratio: float = 0.25,
+    nemesis: Sequence[str] = (),
+    master: str = "local[2]",
+    seeds: st.SearchStrategy[int] | None = None,
+) -> RunSpec:
+    """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
+    0..``max_faults`` faults at distinct (batch, point) pairs, each a hard kill
+    with probability ``hard_kill_ratio``, and optionally one nemesis from ``nemesis``."""
+    seed = draw(seeds if seeds is not None else st.integers(0, 2**16))
+    lo, hi = scenario.rows_per_round
+    rounds = draw(st.integers(1, max_rounds))
+    rows = tuple(tuple(draw(st.integers(min(lo, 1), hi)) for _ in range(scenario.partitions)) for _ in range(rounds))
+    available = {p: 0 for p in range(scenario.partitions)}
+    predicted = []
+    for r in rows:
+        start = dict(available)
+        available = {p: available[p] + r[p] for p in available}
+        predicted += plan_batches(start, available, scenario.max_offsets_per_batch)
+    faults: list[FaultRule] = []
+    if predicted:
+        n = draw(st.integers(0, min(max_faults, len(predicted) * len(scenario.kill_points))))
+        used: set[tuple[int, str]] = set()
+        threshold = round((1.0 - hard_kill_ratio) * 100)
+        for i in range(n):
+            batch = draw(st.integers(0, len(predicted) - 1))
+            point = draw(st.sampled_from(scenario.kill_points))
+            if (batch, point) in used:
+                continue
+            used.add((batch, point))
+            hard = draw(st.integers(0, 99)) >= threshold
+            partition = after_rows = None
+            if point == "sink.write.mid":
+                start, end = predicted[batch]
+                busy = [p for p in end if end[p] > start[p]]
+                partition = draw(st.sampled_from(busy))
+                after_rows = draw(st.integers(0, (end[partition] - start[partition]) * scenario.rows_per_offset))
+            action = "kill_process_group" if hard else "raise"
+            faults.append(FaultRule(f"h{i + 1}", point, batch, partition, after_rows, action=action))
+    chosen_nemesis: tuple[str, ...] = ()
+    if nemesis and draw(st.booleans()):
+        chosen_nemesis = (draw(st.sampled_from(list(nemesis))),)
+    return RunSpec(
+        scenario.name, seed, kills=0, rows=rows, extra_faults=tuple(faults), nemesis=chosen_nemesis, master=master
+    )
+
+
+def describe_spec(spec: RunSpec) -> str:
+    """One line: rounds, rows and faults of a drawn spec."""
+    rows = " ".join("+".join(map(str, r)) for r in spec.rows or ())
+    faults = "; ".join(r.describe() for r in spec.extra_faults) or "no faults"
+    nem = f"; nemesis {', '.join(spec.nemesis)}" if spec.nemesis else ""
+    return f"seed {spec.seed}, {spec.effective_rounds} round(s) [{rows}], {faults}{nem}"

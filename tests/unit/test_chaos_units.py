@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from harness.bundle import anomaly_keys, load_bundle
+from harness.profiles import PROFILE_ENV, PROFILES, get_profile
+from harness.schedule import build_schedule
+from harness.spec import RunSpec
+from scenarios import get_scenario
+from scenarios.strategies import chaos_specs, describe_spec
+
+NAIVE = get_scenario("foreachbatch_append_naive")
+
+
+@settings(max_examples=60, deadline=None)
+@given(chaos_specs(NAIVE, max_rounds=3, max_faults=3, hard_kill_ratio=0.5))
+def test_drawn_specs_are_valid_and_faults_name_predicted_batches(spec: RunSpec) -> None:
+    schedule = build_schedule(spec, NAIVE)
+    assert spec.rows is not None and 1 <= len(spec.rows) <= 3
+    assert len(schedule.plan.rules) <= 3
+    n_batches = len(schedule.predicted_batches)
+    pairs = set()
+    for rule in schedule.plan.rules:
+        assert rule.point in NAIVE.kill_points
+        assert rule.batch is not None and 0 <= rule.batch < n_batches
+        assert rule.action in ("raise", "kill_process_group")
+        assert (rule.batch, rule.point) not in pairs
+        pairs.add((rule.batch, rule.point))
+        if rule.point == "sink.write.mid":
+            start, end = schedule.predicted_batches[rule.batch]
+            assert rule.partition is not None and end[rule.partition] > start[rule.partition]
+    assert RunSpec.from_dict(json.loads(spec.to_json())) == spec
+    assert describe_spec(spec).startswith(f"seed {spec.seed}, {len(spec.rows)} round(s)")
+
+
+@settings(max_examples=30, deadline=None)
+@given(chaos_specs(NAIVE, hard_kill_ratio=0.0))
+def test_zero_hard_kill_ratio_draws_only_soft_faults(spec: RunSpec) -> None:
+    assert all(r.action == "raise" for r in spec.extra_faults)
+
+
+def test_explicit_rows_drive_the_schedule() -> None:
+    spec = RunSpec(NAIVE.name, 1, kills=0, rows=((5, 7), (0, 3)))
+    s = build_schedule(spec, NAIVE)
+    assert [op.rows for op in s.ops if op.kind == "add_data"] == [{0: 5, 1: 7}, {0: 0, 1: 3}]
+    with pytest.raises(ValueError, match="2 amounts per round"):
+        build_schedule(RunSpec(NAIVE.name, 1, kills=0, rows=((5,),)), NAIVE)
+
+
+def test_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert get_profile("ci").derandomize and not get_profile("nightly").derandomize
+    assert get_profile("nightly").examples > get_profile("dev").examples > get_profile("ci").examples
+    monkeypatch.setenv(PROFILE_ENV, "nightly")
+    assert get_profile().name == "nightly"
+    assert get_profile("ci").name == "ci"
+    assert get_profile("ci").with_examples(9).examples == 9 and PROFILES["ci"].examples == 3
+    with pytest.raises(KeyError, match="known: dev, ci, nightly"):
+        get_profile("weekly")
+
+
+def test_bundle_loading_errors_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no such bundle file"):
+        load_bundle(tmp_path)
+    (tmp_path / "bundle.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a harness replay bundle"):
+        load_bundle(tmp_path)
+    spec = RunSpec(NAIVE.name, 3, kills=0, rows=((1, 2),))
+    (tmp_path / "bundle.json").write_text(json.dumps({"spec": json.loads(spec.to_json()), "verdict": "violated"}))
+    assert load_bundle(tmp_path)[0] == spec
+
+
+def test_anomaly_keys_ignore_order_and_row_details() -> None:
+    a = {"kind": "duplicate", "batch_id": 1, "partition": 0, "offset": 3, "seq": 0, "row": {"x": 1}}
+    b = {**a, "offset": 2, "row": {"x": 2}}
+    assert anomaly_keys([a, b]) == anomaly_keys([b, {**a, "row": {}}])
