@@ -79,7 +79,11 @@ def _unique_ids(m: CheckpointModel) -> Iterator[Finding]:
 
 
 def check_checksums(m: CheckpointModel) -> Iterator[Finding]:
+    # An orphan sink file is usually a write killed mid-way, sidecar included: the orphan finding covers it.
+    orphans = {os.path.realpath(p) for p in sink_orphans(m)}
     for r in m.checksums.mismatches:
+        if os.path.realpath(r.main) in orphans:
+            continue
         yield Finding(
             "crc-mismatch",
             str(r.main),
@@ -131,17 +135,11 @@ def check_sink(m: CheckpointModel) -> Iterator[Finding]:
     for bid in sorted(log.batches):
         for e in log.batches[bid].entries:
             listed_by.setdefault(str(e.get("path")), bid)
-    root = os.path.realpath(m.sink_dir)
-    live: set[str] = set()
-    foreign: list[Path] = []
+    live, foreign = _live(m)
     for e in log.live_entries():
         path = uri_to_path(str(e.get("path")))
         if path is None:
             continue  # a remote file system: cannot check from here
-        real = os.path.realpath(path)
-        live.add(real)
-        if not real.startswith(root + os.sep):
-            foreign.append(path)
         bid = listed_by.get(str(e.get("path")))
         yield from _entry(e, path, str(log.directory / str(bid)) if bid is not None else str(log.directory), bid)
     if foreign:
@@ -151,19 +149,45 @@ def check_sink(m: CheckpointModel) -> Iterator[Finding]:
             f"{len(foreign)} file(s) the sink log lists are outside {m.sink_dir} (e.g. {foreign[0]}): the directory "
             "was copied or moved; Spark readers of it read those absolute paths and ignore the files here",
         )
-    # Part-file names carry a UUID, so a copied directory's files still match their entries by name.
-    foreign_names = {p.name for p in foreign}
-    # With a log file unreadable, which data files it lists is unknown: no orphan verdicts.
-    for f in m.sink.files if not log.unreadable else ():
-        if os.path.realpath(f) not in live and f.name not in foreign_names:
-            yield Finding(
-                "sink-orphan-file",
-                str(f),
-                "data file not listed by _spark_metadata: invisible to readers that use the sink log (a batch attempt "
-                "that died before committing), so not a duplicate there — but disk waste, and readers that list the "
-                "directory without the log would see its rows",
-            )
+    for f in _orphans(m, live, foreign):
+        yield Finding(
+            "sink-orphan-file",
+            str(f),
+            "data file not listed by _spark_metadata: invisible to readers that use the sink log (a batch attempt "
+            "that died before committing), so not a duplicate there — but disk waste, and readers that list the "
+            "directory without the log would see its rows",
+        )
     yield from _sink_batches(m, log.directory)
+
+
+def _live(m: CheckpointModel) -> tuple[set[str], list[Path]]:
+    """Real paths of the sink's live files, and those of them outside the sink directory."""
+    assert m.sink is not None and m.sink_dir is not None
+    root = os.path.realpath(m.sink_dir)
+    live: set[str] = set()
+    foreign: list[Path] = []
+    for e in m.sink.log.live_entries():
+        path = uri_to_path(str(e.get("path")))
+        if path is not None:
+            real = os.path.realpath(path)
+            live.add(real)
+            if not real.startswith(root + os.sep):
+                foreign.append(path)
+    return live, foreign
+
+
+def _orphans(m: CheckpointModel, live: set[str], foreign: list[Path]) -> list[Path]:
+    assert m.sink is not None
+    if m.sink.log.unreadable:
+        return []  # which data files an unreadable log file lists is unknown: no orphan verdicts
+    # Part-file names carry a UUID, so a copied directory's files still match their entries by name.
+    names = {p.name for p in foreign}
+    return [f for f in m.sink.files if os.path.realpath(f) not in live and f.name not in names]
+
+
+def sink_orphans(m: CheckpointModel) -> list[Path]:
+    """Data files in the sink directory that no live sink-log entry names."""
+    return _orphans(m, *_live(m)) if m.sink is not None else []
 
 
 def _entry(e: dict[str, object], path: Path, src: str, bid: int | None) -> Iterator[Finding]:

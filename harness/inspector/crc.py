@@ -11,19 +11,25 @@ Two kinds exist on a local file system (both measured on PySpark 4.3):
   Written for RocksDB state files when ``checkpointFormatVersion=2``.
 
 Leftover temp files of ``CheckpointFileManager.createAtomic`` are named
-``.<name>.<uuid>[.TID<n>].tmp`` (plus their own ``..<name>...tmp.crc``).
+``.<name>.<uuid>[.TID<n>].tmp`` (plus their own ``..<name>...tmp.crc``). A SIGKILL
+between renaming the temp file and renaming its sidecar leaves ``<name>`` without
+``.<name>.crc`` but with ``..<name>.<uuid>.tmp.crc``, which still matches it (seen in
+harness runs); :func:`scan_tree` verifies ``<name>`` against that sidecar.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 HADOOP_MAGIC = b"crc\x00"
+#: ``..<name>.<uuid>[.TID<n>].tmp.crc``: the Hadoop sidecar of a ``createAtomic`` temp file.
+_TEMP_SIDECAR = re.compile(r"^\.\.(.+)\.[0-9a-fA-F-]{36}(?:\.TID\d+)?\.tmp\.crc$")
 
 
 def _crc32c_table() -> list[int]:
@@ -146,6 +152,13 @@ def scan_tree(root: str | os.PathLike[str], verify: bool = True) -> ChecksumScan
         for name in sorted(files):
             if is_temp_name(name):
                 temps.append(here / name)
+                renamed = _TEMP_SIDECAR.match(name)
+                # Killed between renaming a file and renaming its sidecar: the sidecar is still the temp one.
+                if verify and renamed and renamed.group(1) in names and f".{renamed.group(1)}.crc" not in names:
+                    main = here / renamed.group(1)
+                    data, side = _read(main), _read(here / name)
+                    if data is not None and side is not None:
+                        results.append(ChecksumResult(main, here / name, "hadoop", verify_hadoop_crc(data, side)))
                 continue
             if not name.endswith(".crc"):
                 continue

@@ -176,6 +176,18 @@ def test_scan_tree_verifies_and_finds_orphans_and_temp_files(tmp_path: Path) -> 
     assert [p.name for p in scan.temp_files] == [".2.0c3c73ce-2704-4317-b955-9dae91d16313.tmp"]
 
 
+def test_sidecar_left_behind_by_a_kill_between_renames_still_verifies(tmp_path: Path) -> None:
+    # Seen after SIGKILL: offsets/4 renamed into place, its sidecar still under the temp name.
+    data = offsets_text([{"0": 85, "1": 52}], 0, 1795357157324).encode()
+    _put(tmp_path, "offsets/4", data)
+    _put(tmp_path, "offsets/..4.a4b16399-7738-4918-8701-16435b86a9ea.tmp.crc", hadoop_crc_bytes(data))
+    _put(tmp_path, "commits/0", b"v1")
+    _put(tmp_path, "commits/..0.ea4aa773-1fad-4799-93c6-bd501127b141.TID7.tmp.crc", hadoop_crc_bytes(b"v2"))
+    scan = scan_tree(tmp_path)
+    assert sorted((r.main.name, r.ok) for r in scan.results) == [("0", False), ("4", True)]
+    assert len(scan.temp_files) == 2
+
+
 def test_state_names_and_loadability(tmp_path: Path) -> None:
     meta = {
         "operatorInfo": {"operatorId": 0, "operatorName": "stateStoreSave"},
