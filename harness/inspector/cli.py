@@ -30,7 +30,13 @@ HELP = "read and check a Structured Streaming checkpoint (no Spark needed); `ins
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of the ``inspect`` subcommand."""
     p.description = __doc__.split("\n\n")[0] if __doc__ else None
-    p.add_argument("target", nargs="+", metavar="CHECKPOINT | diff A B", help="a checkpoint dir, or: diff A B")
+    p.usage = (
+        "python -m harness inspect CHECKPOINT [--json] [--sink-dir DIR] [--limit N] [--no-checksums] [--spark-state]\n"
+        "       python -m harness inspect diff A B [--json]"
+    )
+    p.add_argument(
+        "target", nargs="+", metavar="TARGET", help="a checkpoint directory, or: diff A B (dirs or --json files)"
+    )
     p.add_argument("--json", action="store_true", help="print everything as JSON (for machines) instead of text")
     p.add_argument("--sink-dir", type=Path, default=None, metavar="DIR", help="the file sink's output directory")
     p.add_argument("--limit", type=int, default=50, metavar="N", help="timeline rows shown (newest; 0 = all)")
