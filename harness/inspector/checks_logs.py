@@ -69,10 +69,12 @@ def check_batch_ids(m: CheckpointModel) -> Iterator[Finding]:
             "contiguous; the input ranges of those batches are lost and a restart that needs them fails",
             missing[0],
         )
-    planned = set(off)
-    for bid in _gaps(com):
-        if bid not in planned:
-            continue  # already reported as an offsets gap
+    planned, committed = set(off), set(com)
+    # Every planned batch below the newest commit needs its commit (purging removes offsets first, so a
+    # missing commit below the newest one is never a purge artifact).
+    for bid in off:
+        if bid in committed or not com or bid > com[-1]:
+            continue
         yield Finding(
             "commits-gap",
             str(m.root / "commits" / str(bid)),
@@ -107,15 +109,10 @@ def _uncommitted(m: CheckpointModel) -> Iterator[Finding]:
         return
     last = m.offset_ids[-1]
     last_commit = m.last_committed
-    floor = m.commit_ids[0] if m.commit_ids and m.commit_ids[0] > m.offset_ids[0] else None
     committed = set(m.commit_ids)  # a corrupt commit file still counts: it is reported as log-corrupt
     for bid in m.offset_ids:
-        if bid in committed:
-            continue
-        if last_commit is not None and bid < last_commit:
-            continue  # a commit missing in the middle: reported as commits-gap
-        if floor is not None and bid < floor:
-            continue  # below the commit log's purge point
+        if bid in committed or (last_commit is not None and bid < last_commit):
+            continue  # committed, or a commit missing below the newest one: reported as commits-gap
         path = str(m.root / "offsets" / str(bid))
         if bid == last:
             yield Finding(

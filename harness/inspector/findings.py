@@ -19,7 +19,7 @@ INVARIANTS: dict[str, tuple[Severity, str]] = {
     "log-corrupt": ("violation", "every log file parses the way Spark reads it (not empty, truncated or garbage)"),
     "log-version": ("violation", "every log file starts with a version line Spark 4.3 accepts"),
     "offsets-gap": ("violation", "batch ids in offsets/ are contiguous"),
-    "commits-gap": ("violation", "batch ids in commits/ are contiguous (no commit missing in the middle)"),
+    "commits-gap": ("violation", "every planned batch below the newest commit has its commit (none missing)"),
     "commit-without-offsets": ("violation", "every commits/N has its offsets/N"),
     "uncommitted-not-last": ("violation", "only the newest planned batch may lack a commit"),
     "source-count-changed": ("violation", "every offsets/N records the same number of sources"),

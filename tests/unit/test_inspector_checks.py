@@ -48,6 +48,13 @@ def test_missing_commit_in_the_middle(ck: Path) -> None:
     assert "silently skips re-running batch 2" in report.violations[0].message
 
 
+def test_missing_first_commits_are_a_gap_too(ck: Path) -> None:
+    for bid in (0, 1):
+        (ck / "commits" / str(bid)).unlink()
+    report = inspect_checkpoint(ck)
+    assert _violations(report) == {"commits-gap": [str(ck / "commits" / "0"), str(ck / "commits" / "1")]}
+
+
 def test_last_batch_uncommitted_is_a_note_but_earlier_ones_are_violations(tmp_path: Path) -> None:
     one = inspect_checkpoint(synth_checkpoint(tmp_path / "a", 4, committed=3))
     assert one.ok and [(f.id, f.batch_id) for f in one.notes] == [("last-batch-uncommitted", 3)]
