@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +67,12 @@ def test_naive_foreach_batch_is_caught_with_named_duplicates(tmp_path: Path) -> 
     [replayed] = [k for k in doc["kills_fired"] if k["point"] == "sink.commit.after"]
     dupes = [a for a in doc["anomalies"] if a["kind"] == "duplicate"]
     assert {a["kind"] for a in doc["anomalies"]} == {"duplicate"}
-    assert {a["batch_id"] for a in dupes} == {replayed["batch"]}
+    per_batch = Counter(a["batch_id"] for a in dupes)
+    faults = [(k["description"], k["context"]) for k in doc["kills_fired"]]
+    diagnosis = f"duplicates per batch {dict(per_batch)}; faults {faults}"
+    if set(per_batch) != {replayed["batch"]}:
+        shutil.copytree(run_dir, Path(tempfile.gettempdir()) / "harness-test-failures" / run_dir.parent.name)
+    assert set(per_batch) == {replayed["batch"]}, diagnosis
     assert sorted((a["partition"], a["offset"]) for a in dupes) == _expected_duplicates(7, replayed["batch"])
     assert all(a["fault"]["history_index"] == replayed["history_index"] for a in dupes)
     assert out.splitlines()[0].startswith(f"exactly-once violated: {len(dupes)} duplicate (")
