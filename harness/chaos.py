@@ -75,6 +75,11 @@ class CampaignResult:
     def exit_code(self) -> int:
         return {"exactly-once": 0, "violated": 1}.get(self.verdict, 2)
 
+    def assert_exactly_once(self) -> None:
+        """Raise ``AssertionError`` with the campaign report unless no violation was found."""
+        if self.verdict != "exactly-once":
+            raise AssertionError(render_campaign(self))
+
 
 def _violates(outcome: RunOutcome) -> bool:
     return outcome.verdict == "violated"
@@ -96,7 +101,7 @@ def run_campaign(
     say = echo or (lambda m: print(m, file=sys.stderr, flush=True))
     scenario = get_scenario(scenario_name)
     work_dir.mkdir(parents=True, exist_ok=True)
-    result = CampaignResult(scenario.name, scenario.guarantee, seed_value, profile)
+    result = CampaignResult(scenario_name, scenario.guarantee, seed_value, profile)
     cache: dict[str, tuple[RunOutcome, dict[str, Any]]] = {}
     failing: list[tuple[RunOutcome, dict[str, Any], ExampleRecord]] = []
     started = time.monotonic()
@@ -108,6 +113,7 @@ def run_campaign(
         hard_kill_ratio=profile.hard_kill_ratio,
         nemesis=nemesis,
         master=master,
+        ref=scenario_name,
     )
     pool = DriverPool(work_dir / "logs", master, {})
 
@@ -170,6 +176,36 @@ def run_campaign(
         result.driver_starts = pool.incarnations
         pool.close()
         result.duration_s = time.monotonic() - started
+    return result
+
+
+def replay_bundle_campaign(bundle: Path, profile: Profile, work_dir: Path) -> CampaignResult:
+    """Replay a saved bundle as a one-example campaign (``failure`` set if it still violates)."""
+    from harness.bundle import load_bundle
+
+    spec, _ = load_bundle(bundle)
+    scenario = get_scenario(spec.scenario)
+    result = CampaignResult(spec.scenario, scenario.guarantee, spec.seed, profile)
+    started = time.monotonic()
+    with DriverPool(work_dir / "logs", spec.master, spec.confs) as pool:
+        outcome = Runner(spec, RunPaths(work_dir / "replay"), echo=lambda m: None, pool=pool).execute()
+        result.driver_starts = pool.incarnations
+    report = to_json(outcome)
+    record = ExampleRecord(
+        1,
+        spec,
+        outcome.verdict,
+        report["anomaly_counts"],
+        [k["description"] for k in outcome.kills_fired],
+        time.monotonic() - started,
+        summary_line(outcome),
+    )
+    result.examples.append(record)
+    if outcome.error and not outcome.query_failed:
+        result.error = outcome.error
+    elif _violates(outcome):
+        result.failure, result.failure_report, result.bundle = record, report, bundle
+    result.duration_s = time.monotonic() - started
     return result
 
 

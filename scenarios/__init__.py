@@ -25,8 +25,25 @@ def all_scenarios() -> dict[str, Scenario]:
 
 
 def get_scenario(name: str) -> Scenario:
-    """The scenario called ``name``; ``KeyError`` lists the known names."""
+    """The scenario called ``name``, or the ``Scenario`` object at
+    ``package.module:ATTRIBUTE`` (a user's own pipeline, importable from the
+    working directory); ``KeyError`` lists the known names."""
+    if ":" in name:
+        return _import_scenario(name)
     scenarios = all_scenarios()
     if name not in scenarios:
         raise KeyError(f"unknown scenario {name!r}; known: {', '.join(sorted(scenarios))}")
     return scenarios[name]
+
+
+def _import_scenario(ref: str) -> Scenario:
+    import importlib
+
+    module_name, _, attr = ref.partition(":")
+    try:
+        obj = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise KeyError(f"cannot load scenario {ref!r}: {exc}") from None
+    if not isinstance(obj, Scenario):
+        raise KeyError(f"{ref!r} is a {type(obj).__name__}, not a scenarios.Scenario")
+    return obj

@@ -19,6 +19,7 @@ from harness.spec import RunSpec
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
 
+
 @st.composite
 def chaos_specs(
     draw: st.DrawFn,
@@ -30,10 +31,13 @@ def chaos_specs(
     nemesis: Sequence[str] = (),
     master: str = "local[2]",
     seeds: st.SearchStrategy[int] | None = None,
+    ref: str | None = None,
 ) -> RunSpec:
     """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
     0..``max_faults`` faults at distinct (batch, point) pairs, each a hard kill
-    with probability ``hard_kill_ratio``, and optionally one nemesis from ``nemesis``."""
+    with probability ``hard_kill_ratio``, and optionally one nemesis from ``nemesis``.
+    ``ref`` is how the spec names the scenario (default its name; a user's
+    pipeline is named by import path, ``package.module:ATTRIBUTE``)."""
     seed = draw(seeds if seeds is not None else st.integers(0, 2**16))
     lo, hi = scenario.rows_per_round
     rounds = draw(st.integers(1, max_rounds))
@@ -68,7 +72,13 @@ def chaos_specs(
     if nemesis and draw(st.booleans()):
         chosen_nemesis = (draw(st.sampled_from(list(nemesis))),)
     return RunSpec(
-        scenario.name, seed, kills=0, rows=rows, extra_faults=tuple(faults), nemesis=chosen_nemesis, master=master
+        ref or scenario.name,
+        seed,
+        kills=0,
+        rows=rows,
+        extra_faults=tuple(faults),
+        nemesis=chosen_nemesis,
+        master=master,
     )
 
 

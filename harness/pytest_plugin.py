@@ -1,0 +1,154 @@
+"""pytest plugin of the exactly-once harness (entry point ``pytest11``).
+
+Fixtures: ``spark`` (one session-scoped SparkSession per worker, small test
+settings, the ``replayable`` source registered), ``replayable_source`` (a tap
+plus stream/batch readers of the deterministic source), ``chaos_run`` (runs a
+chaos campaign for the test's ``chaos`` marker and returns its result).
+Options (group ``harness``): ``--harness-seed``, ``--harness-profile``,
+``--harness-examples``, ``--harness-replay PATH``. A failed test that ran a
+campaign gets a "harness chaos" report section with the summary and the
+replay command. Failures are saved (bundle paths under
+``.harness/failures``) and rerun first on the next run, before any new
+example. pyspark is imported only when a fixture needs it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from harness.chaos import CampaignResult
+    from harness.testing import ReplayableSource
+
+FAILURES_DIR = Path(".harness") / "failures"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "exactly-once harness (chaos campaigns)")
+    group.addoption("--harness-seed", type=int, default=None, help="campaign seed (default: random, printed)")
+    group.addoption("--harness-profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
+    group.addoption("--harness-examples", type=int, default=None, help="override the number of examples")
+    group.addoption("--harness-replay", default=None, metavar="PATH", help="replay this bundle instead of a campaign")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "chaos(scenario, examples=None, profile=None, nemesis=()): run a chaos campaign on `scenario` "
+        "(a registered name or 'package.module:ATTRIBUTE') through the chaos_run fixture",
+    )
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One SparkSession per worker (local[2], 2 shuffle partitions, UI off)."""
+    from harness.session import build_session
+
+    session = build_session("harness-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def replayable_source(spark: SparkSession, tmp_path: Path) -> ReplayableSource:
+    """A deterministic source with a tap in ``tmp_path``: ``add({0: 10})`` makes
+    data available, ``stream()`` / ``batch()`` read it."""
+    from harness.testing import ReplayableSource
+
+    return ReplayableSource(spark, tmp_path / "replayable")
+
+
+def _failure_file(nodeid: str) -> Path:
+    return FAILURES_DIR / f"{hashlib.sha1(nodeid.encode()).hexdigest()[:16]}.json"
+
+
+def _saved_bundle(record: Path) -> Path | None:
+    """The bundle of a failure saved by an earlier run of the same test, if it still exists."""
+    try:
+        bundle = Path(json.loads(record.read_text())["bundle"])
+    except (OSError, ValueError, KeyError):
+        return None
+    return bundle if bundle.exists() else None
+
+
+def _save_failure(record: Path, nodeid: str, bundle: Path) -> Path:
+    """Copy ``bundle`` under ``.harness/bundles`` (tmp dirs do not last) and remember it for ``nodeid``."""
+    keep = (Path(".harness") / "bundles" / record.stem).resolve()
+    if keep != bundle.resolve():
+        shutil.rmtree(keep, ignore_errors=True)
+        shutil.copytree(bundle, keep)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"nodeid": nodeid, "bundle": str(keep)}))
+    return keep
+
+
+@pytest.fixture
+def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., CampaignResult]:
+    """``chaos_run(**overrides)`` runs the campaign the ``chaos`` marker describes
+    (keyword overrides win) and returns a ``CampaignResult``; call
+    ``result.assert_exactly_once()`` (or inspect ``result.verdict``).
+    A failure saved by an earlier run of this test is replayed first; if it
+    still fails, that is the result; if not, it is forgotten and the campaign runs."""
+
+    def run(**overrides: Any) -> CampaignResult:
+        from harness.chaos import replay_bundle_campaign, run_campaign
+        from harness.profiles import get_profile
+
+        marker = request.node.get_closest_marker("chaos")
+        spec: dict[str, Any] = {**(marker.kwargs if marker else {}), **overrides}
+        if marker and marker.args and "scenario" not in spec:
+            spec["scenario"] = marker.args[0]
+        if "scenario" not in spec:
+            raise pytest.UsageError("chaos_run needs @pytest.mark.chaos(scenario=...) or chaos_run(scenario=...)")
+        opt = request.config.getoption
+        profile = get_profile(opt("--harness-profile") or spec.get("profile"))
+        profile = profile.with_examples(opt("--harness-examples") or spec.get("examples"))
+        seed = opt("--harness-seed")
+        seed = seed if seed is not None else spec.get("seed", random.SystemRandom().randrange(2**31))
+        record = _failure_file(request.node.nodeid)
+        explicit = opt("--harness-replay")
+        first = Path(explicit) if explicit else _saved_bundle(record)
+        result = None
+        if first is not None:
+            result = replay_bundle_campaign(first, profile, tmp_path / "replay")
+            if not result.failure and not explicit:
+                record.unlink(missing_ok=True)  # the saved failure no longer reproduces
+                result = None
+        if result is None:
+            result = run_campaign(
+                spec["scenario"],
+                seed_value=seed,
+                profile=profile,
+                work_dir=tmp_path / "chaos",
+                nemesis=tuple(spec.get("nemesis", ())),
+            )
+        if result.bundle:
+            result.bundle = _save_failure(record, request.node.nodeid, result.bundle)
+        request.node.stash[RESULT_KEY] = result
+        return result
+
+    return run
+
+
+RESULT_KEY = pytest.StashKey["CampaignResult"]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    result = item.stash.get(RESULT_KEY, None)
+    if report.when == "call" and report.failed and result is not None:
+        from harness.chaos import render_campaign
+
+        report.sections.append(("harness chaos", render_campaign(result)))
