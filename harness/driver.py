@@ -188,7 +188,9 @@ class Driver:
         progress = query.recentProgress
         batches = [batch_summary(json.loads(p.json)) for p in progress]
         if self.progress is not None:
-            self.progress.wait_for({(str(p.runId), json.loads(p.json).get("batchId")) for p in progress})
+            # Idle progress (no rows) reaches listeners as onQueryIdle, not onQueryProgress: wait only for real batches.
+            real = [(str(p.runId), b["batch_id"]) for p, b in zip(progress, batches, strict=True) if b["rows"]]
+            self.progress.wait_for(set(real))
         return {"event": "caught_up", "batches": [b for b in batches if b["rows"]]}
 
     def check(self) -> dict[str, Any]:

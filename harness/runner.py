@@ -130,6 +130,7 @@ class Runner:
     def _play(self) -> None:
         rounds = self.spec.effective_rounds
         r = 0
+        healed = False
         for op in self.schedule.ops:
             if op.kind == "add_data":
                 r += 1
@@ -157,8 +158,17 @@ class Runner:
                 )
                 self.echo(f"NEMESIS {op.name}: {what}")
             elif op.kind == "heal":
+                healed = True
                 self._record("info", "runner", "heal", {})
             elif op.kind == "run":
+                if (
+                    healed
+                    and not self.spec.nemesis
+                    and not never_fired(self.schedule.plan, read_ledger(self.paths.faults))
+                ):
+                    # Every fault has fired and the last run caught up: the final run would be empty.
+                    self._record("info", "runner", "run", {"skipped": "nothing pending after heal"})
+                    continue
                 msg = self._drive("run")
                 self.echo(f"caught up ({len(msg.get('batches', []))} batch(es) in this query)")
             elif op.kind == "check":
