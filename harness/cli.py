@@ -79,6 +79,11 @@ def _add_run(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="watchdog per driver command (s)")
     p.add_argument("--master", default=None, help="Spark master of the driver (default local[2])")
+    p.add_argument(
+        "--standby",
+        action="store_true",
+        help="keep a warm standby driver that takes over after a hard kill (faster restarts)",
+    )
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -120,7 +125,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     print(f"seed {seed}; replay: {spec.replay_command()}", file=sys.stderr, flush=True)
     try:
-        outcome = run_spec(spec, args.run_dir)
+        outcome = run_spec(spec, args.run_dir, standby=args.standby)
     except HarnessError as exc:
         return _fail(str(exc))
     print(render_text(outcome))
@@ -205,6 +210,28 @@ def _register_chaos() -> None:
 
 
 _register_chaos()
+
+
+def _register_bench() -> None:
+    """``bench`` (harness/bench.py, imported lazily)."""
+
+    def add(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write all figures as JSON")
+        p.add_argument("--quick", action="store_true", help="fewer repetitions (about half the time)")
+
+    def handle(args: argparse.Namespace) -> int:
+        from harness.bench import render_bench, run_bench
+
+        doc = run_bench(quick=args.quick, echo=lambda m: print(m, file=sys.stderr, flush=True))
+        print(render_bench(doc))
+        if args.json:
+            args.json.write_text(json.dumps(doc, indent=2))
+        return 0
+
+    COMMANDS.setdefault("bench", ("measure the harness against bare Spark (ratios, restarts, chaos rate)", add, handle))
+
+
+_register_bench()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

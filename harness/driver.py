@@ -13,6 +13,8 @@ nothing Spark prints can corrupt the protocol):
   until it has caught up with the tap; answers ``{"event": "caught_up", ...}``.
 - ``{"cmd": "check"}``: write the oracle's expected rows (batch transform over
   the whole tap) and the rows the sink made visible to ``oracle/*.parquet``.
+- ``{"cmd": "warm"}``: start the Python workers with a throw-away query
+  (a standby driver does this while it waits); answers ``{"event": "warmed"}``.
 - ``{"cmd": "exit"}``: stop Spark and exit 0.
 
 Errors answer ``{"event": "error", "message": ..., "traceback": ...}``.
@@ -25,7 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -43,6 +47,7 @@ from harness.spec import RunSpec
 from scenarios import Scenario, SinkContext, get_scenario
 from scenarios.base import OracleContext
 from scenarios.replayable_source import FORMAT
+from scenarios.tap import advance, init_tap
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -210,6 +215,25 @@ class Driver:
         return {"event": "checked", **counts}
 
 
+def warm(spark: SparkSession) -> dict[str, Any]:
+    """Start the Python workers a harness query needs (data source lookup,
+    planning, the streaming source runner, readers) with a tiny throw-away
+    query, so a standby driver's first real batch does not pay for them."""
+    t0 = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix="harness-warm-"))
+    try:
+        init_tap(root / "tap.json", 2)
+        advance(root / "tap.json", {0: 4, 1: 4})
+        opts = {"seed": "0", "tap": str(root / "tap.json")}
+        stream = spark.readStream.format(FORMAT).options(**opts).load()
+        query = stream.writeStream.format("noop").option("checkpointLocation", str(root / "ckpt"))
+        query.trigger(availableNow=True).start().awaitTermination()
+        spark.read.format(FORMAT).options(**opts).load().toArrow()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return {"event": "warmed", "seconds": round(time.monotonic() - t0, 2)}
+
+
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m harness.driver")
     p.add_argument("--master", default=DEFAULT_MASTER)
@@ -246,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
             if cmd == "open":
                 driver = Driver(RunPaths(Path(message["run_dir"])), args.incarnation, spark, progress)
                 reply: dict[str, Any] = {"event": "opened", "run_dir": message["run_dir"]}
+            elif cmd == "warm":
+                reply = warm(spark)
             elif cmd in ("run", "check") and driver is not None:
                 reply = driver.run() if cmd == "run" else driver.check()
             else:

@@ -23,35 +23,81 @@ class DriverStartError(RuntimeError):
 
 
 class DriverPool:
-    def __init__(self, log_dir: Path, master: str, confs: Mapping[str, str], token: str | None = None) -> None:
+    """At most one active driver, plus (with ``standby=True``) a warm standby:
+    a second driver whose SparkSession and Python workers are already up, which
+    becomes the active one the moment the active one is killed (and a new
+    standby is started behind it). Each driver has its own run token
+    (``<pool token>.<incarnation>``), so discarding one never touches the other."""
+
+    def __init__(
+        self,
+        log_dir: Path,
+        master: str,
+        confs: Mapping[str, str],
+        token: str | None = None,
+        standby: bool = False,
+    ) -> None:
         self.log_dir = Path(log_dir)
         self.master = master
         self.confs = dict(confs)
         self.token = token or new_token()
+        self.standby = standby
         self.driver: DriverProcess | None = None
+        self._standby: DriverProcess | None = None
         self.incarnations = 0
+        self.takeovers = 0
+        self._standby_warm = False
         self._open_run: Path | None = None
 
-    def start(self) -> tuple[DriverProcess, float]:
-        """A live driver (started if needed) and how long starting it took (0 if reused)."""
-        if self.driver is not None:
-            return self.driver, 0.0
+    def _spawn(self) -> DriverProcess:
         self.incarnations += 1
-        t0 = time.monotonic()
-        drv = DriverProcess(
-            self.log_dir / f"driver-{self.incarnations}.log", self.incarnations, self.token, self.master, self.confs
-        )
+        n = self.incarnations
+        return DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", self.master, self.confs)
+
+    @staticmethod
+    def _await(drv: DriverProcess, event: str) -> None:
         try:
             msg = drv.receive(STARTUP_TIMEOUT_S)
         except TimeoutError:
             msg = {"event": "error", "message": f"no answer within {STARTUP_TIMEOUT_S:.0f} s"}
-        if msg is None or msg.get("event") != "ready":
+        if msg is None or msg.get("event") != event:
             drv.kill()
             reason = (msg or {}).get("message", "it exited before answering")
             raise DriverStartError(f"{drv.name} failed to start: {reason}\n  log: {drv.log_path}\n{drv.log_tail()}")
+
+    def start(self) -> tuple[DriverProcess, float]:
+        """A live driver (the standby, or a new one if none) and how long the
+        caller waited for it (0 if the active driver was reused)."""
+        if self.driver is not None:
+            return self.driver, 0.0
+        t0 = time.monotonic()
+        drv, self._standby = self._standby, None
+        if drv is not None:
+            self.takeovers += 1
+            if not self._standby_warm:
+                self._await(drv, "ready")
+                self._await(drv, "warmed")
+        else:
+            drv = self._spawn()
+            self._await(drv, "ready")
         self.driver = drv
         self._open_run = None
+        if self.standby:
+            self._standby = self._spawn()
+            self._standby.send({"cmd": "warm"})
+            self._standby_warm = False
         return drv, time.monotonic() - t0
+
+    def wait_for_standby(self) -> float:
+        """Block until the standby is up and warm (benchmarks use this so a kill
+        meets a warm standby); returns the seconds waited, 0 without a standby."""
+        if self._standby is None or self._standby_warm:
+            return 0.0
+        t0 = time.monotonic()
+        self._await(self._standby, "ready")
+        self._await(self._standby, "warmed")
+        self._standby_warm = True
+        return time.monotonic() - t0
 
     def open(self, run_dir: Path, timeout_s: float) -> dict[str, Any] | None:
         """Make ``run_dir`` the driver's current run (no-op if it already is).
@@ -67,19 +113,21 @@ class DriverPool:
         return msg
 
     def discard(self) -> None:
-        """Kill the current driver (and every process of this pool's token)."""
+        """Kill the active driver and every process of its token (the standby survives)."""
         drv, self.driver, self._open_run = self.driver, None, None
         if drv is not None:
             drv.kill()
 
     def close(self, grace_s: float = 60.0) -> None:
-        """Stop the driver gracefully, then make sure nothing of the pool survives."""
-        drv, self.driver, self._open_run = self.driver, None, None
-        if drv is not None:
-            if drv.send({"cmd": "exit"}):
-                drv.wait_exit(grace_s)
+        """Stop the drivers gracefully, then make sure nothing of the pool survives."""
+        drivers = [d for d in (self.driver, self._standby) if d is not None]
+        self.driver = self._standby = self._open_run = None
+        for drv in drivers:
+            drv.send({"cmd": "exit"})
+        for drv in drivers:
+            drv.wait_exit(grace_s)
             drv.kill()
-        kill_token(self.token)
+        kill_token(self.token, prefix=True)
 
     def __enter__(self) -> DriverPool:
         return self

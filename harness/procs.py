@@ -53,13 +53,13 @@ def kill_group(pgid: int) -> None:
         pass
 
 
-def kill_token(token: str, timeout_s: float = 10.0) -> list[int]:
-    """SIGKILL every process carrying ``token`` until none is left (or the
-    timeout passes); returns the pids that were signalled."""
+def kill_token(token: str, timeout_s: float = 10.0, *, prefix: bool = False) -> list[int]:
+    """SIGKILL every process carrying ``token`` (``prefix``: a token starting
+    with it) until none is left or the timeout passes; returns the pids signalled."""
     killed: list[int] = []
     deadline = time.monotonic() + timeout_s
     while True:
-        pids = pids_with_token(token)
+        pids = pids_with_token(token, prefix=prefix)
         if not pids or time.monotonic() > deadline:
             return killed
         for pid in pids:

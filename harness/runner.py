@@ -300,8 +300,11 @@ class Runner:
         return result
 
 
-def run_spec(spec: RunSpec, run_dir: Path | None = None, echo: Callable[[str], None] | None = None) -> RunOutcome:
-    """Run ``spec`` in ``run_dir`` (kept) or a temp dir (removed on a pass, kept otherwise)."""
+def run_spec(
+    spec: RunSpec, run_dir: Path | None = None, echo: Callable[[str], None] | None = None, standby: bool = False
+) -> RunOutcome:
+    """Run ``spec`` in ``run_dir`` (kept) or a temp dir (removed on a pass, kept otherwise);
+    ``standby`` keeps a warm second driver ready to take over after a hard kill."""
     if echo is None:
         echo = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     if run_dir is not None:
@@ -311,7 +314,9 @@ def run_spec(spec: RunSpec, run_dir: Path | None = None, echo: Callable[[str], N
     root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-{spec.scenario}-"))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        outcome = Runner(spec, RunPaths(root), echo).execute()
+        paths = RunPaths(root)
+        with DriverPool(paths.logs, spec.master, spec.confs, standby=standby) as pool:
+            outcome = Runner(spec, paths, echo, pool=pool).execute()
     finally:
         signal.signal(signal.SIGTERM, previous)
     if run_dir is None and outcome.verdict == "exactly-once":

@@ -1,0 +1,284 @@
+"""``python -m harness bench``: the harness's costs as ratios to bare Spark,
+all measured in the same run on the same machine.
+
+- ``overhead_ratio``: median batch time of replayable source -> ``noop`` over
+  ``rate-micro-batch`` -> ``noop`` (same rows per batch, same session);
+  ``harness_batch_ratio`` does the same with the parquet file sink (the
+  reference exactly-once sink) behind the replayable source.
+- ``cold_restart_ratio`` / ``warm_restart_ratio``: time from a SIGKILL of the
+  driver to the first recovered batch, without / with a warm standby driver,
+  over one steady batch of the same driver.
+- ``examples_per_minute_ratio``: chaos examples per minute of the pooled
+  design (one driver shared by all examples, warm standby, soft faults in
+  place) over the cold design (a new driver per example, cold restarts), the
+  same schedules in both.
+- peak RSS of the whole process tree; the inspector's time on a 1,000-batch
+  checkpoint.
+
+Medians of repeated runs with min and max. No targets are asserted here: the
+figures are printed so runs can be compared over time.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fault_injectors.plan import FaultRule
+from harness.history import read_history
+from harness.pool import DriverPool
+from harness.procs import TOKEN_PREFIX_ENV, new_token
+from harness.rundir import RunPaths
+from harness.runner import Runner
+from harness.spec import RunSpec
+
+
+def stat(xs: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "n": len(xs)}
+
+
+class MemorySampler(threading.Thread):
+    """Peak summed RSS of this process, its descendants and every process whose
+    run token starts with ``token_prefix`` (killed drivers' orphans included)."""
+
+    def __init__(self, token_prefix: str, interval_s: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.needle = f"HARNESS_RUN_TOKEN={token_prefix}".encode()
+        self.interval_s = interval_s
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+
+    def _sample(self) -> float:
+        me, parents, rss, tagged = os.getpid(), {}, {}, set()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat_line = (entry / "stat").read_text()
+                fields = stat_line[stat_line.rindex(")") + 2 :].split()
+                parents[int(entry.name)] = int(fields[1])
+                rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+                if any(e.startswith(self.needle) for e in (entry / "environ").read_bytes().split(b"\0")):
+                    tagged.add(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+        total = 0
+        for pid, size in rss.items():
+            p, hops = pid, 0
+            while p not in (me, 0, 1) and p in parents and hops < 64:
+                p, hops = parents[p], hops + 1
+            if p == me or pid in tagged:
+                total += size
+        return total / 2**20
+
+    def run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.peak_mb = max(self.peak_mb, self._sample())
+
+    def stop(self) -> float:
+        self._stop.set()
+        return self.peak_mb
+
+
+def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, Any]:
+    """Median trigger time per batch of three pipelines, interleaved ``reps`` times in one session."""
+    from harness.session import build_session
+    from scenarios.replayable_source import FORMAT
+    from scenarios.tap import advance, init_tap
+
+    spark = build_session("harness-bench")
+    results: dict[str, list[float]] = {"rate_noop": [], "replayable_noop": [], "replayable_file": []}
+
+    def durations(query: Any, want: int) -> list[float]:
+        while len([p for p in query.recentProgress if p.numInputRows]) < want and query.isActive:
+            time.sleep(0.05)
+        query.stop()
+        done = [p for p in query.recentProgress if p.numInputRows]
+        return [p.durationMs["triggerExecution"] / 1000.0 for p in done[2:want]]  # 2 warm-up batches
+
+    try:
+        for rep in range(reps):
+            d = work / f"steady-{rep}"
+            q = (
+                spark.readStream.format("rate-micro-batch")
+                .option("rowsPerBatch", rows)
+                .load()
+                .writeStream.format("noop")
+                .option("checkpointLocation", str(d / "c0"))
+                .start()
+            )
+            results["rate_noop"].append(statistics.median(durations(q, batches + 2)))
+            for name, sink in (("replayable_noop", "noop"), ("replayable_file", "parquet")):
+                tap = d / f"{name}.tap"
+                init_tap(tap, 2)
+                advance(tap, {0: rows * (batches + 2) // 2, 1: rows * (batches + 2) // 2})
+                stream = (
+                    spark.readStream.format(FORMAT).options(seed="1", tap=str(tap), max_rows_per_batch=str(rows)).load()
+                )
+                w = stream.writeStream.format(sink).option("checkpointLocation", str(d / f"c-{name}"))
+                if sink == "parquet":
+                    w = w.option("path", str(d / f"out-{name}"))
+                q = w.start()
+                results[name].append(statistics.median(durations(q, batches + 2)))
+    finally:
+        spark.stop()
+    out = {k: stat(v) for k, v in results.items()}
+    bare = out["rate_noop"]["median"]
+    out["overhead_ratio"] = out["replayable_noop"]["median"] / bare
+    out["harness_batch_ratio"] = out["replayable_file"]["median"] / bare
+    return out
+
+
+def _kill_to_recovery(history: Path) -> tuple[float, float]:
+    """(seconds from the first kill to the next completed batch, median steady batch seconds before it)."""
+    events = read_history(history)
+    kill = next(e for e in events if e.f == "kill")
+    after = next(e for e in events if e.f == "batch" and e.time_ns > kill.time_ns and e.value.get("rows"))
+    steady = [
+        e.value["duration_ms"] / 1000.0
+        for e in events
+        if e.f == "batch" and e.time_ns < kill.time_ns and e.value.get("rows") and e.value.get("duration_ms")
+    ]
+    return (after.time_ns - kill.time_ns) / 1e9, statistics.median(steady[1:] or steady)
+
+
+def restarts(work: Path, standby: bool, reps: int) -> dict[str, Any]:
+    """Kill the driver at batch 3 of a 5-batch stateless run; time to the first recovered batch."""
+    gaps, steadies = [], []
+    for rep in range(reps):
+        spec = RunSpec(
+            "file_sink_stateless",
+            rep,
+            kills=0,
+            rows=((100, 100),),
+            extra_faults=(FaultRule("b", "after_offsets_logged", 3),),
+        )
+        paths = RunPaths(work / f"restart-{'warm' if standby else 'cold'}-{rep}")
+        with DriverPool(paths.logs, spec.master, {}, standby=standby) as pool:
+            pool.start()
+            pool.wait_for_standby()
+            outcome = Runner(spec, paths, echo=lambda m: None, pool=pool).execute()
+        if outcome.error:
+            raise RuntimeError(f"restart benchmark run failed: {outcome.error}")
+        gap, steady = _kill_to_recovery(paths.history)
+        gaps.append(gap)
+        steadies.append(steady)
+    return {
+        "kill_to_first_batch_s": stat(gaps),
+        "steady_batch_s": stat(steadies),
+        "ratio": statistics.median(gaps) / statistics.median(steadies),
+    }
+
+
+def chaos_rate(work: Path, scenario: str, examples: int, pooled: bool) -> dict[str, Any]:
+    """Examples per minute for the same schedules (one soft + one hard fault each)."""
+    specs = [
+        RunSpec(
+            scenario,
+            100 + i,
+            kills=0,
+            rows=((30, 30), (20, 25)),
+            extra_faults=(
+                FaultRule("s", "sink.write.mid", 0, 0, 5, action="raise"),
+                FaultRule("h", "after_offsets_logged", 2),
+            ),
+        )
+        for i in range(examples)
+    ]
+    t0 = time.monotonic()
+    design = "pooled" if pooled else "cold"
+    if pooled:
+        with DriverPool(work / f"{scenario}-{design}-logs", "local[2]", {}, standby=True) as pool:
+            for i, spec in enumerate(specs):
+                Runner(spec, RunPaths(work / f"{scenario}-{design}-{i}"), echo=lambda m: None, pool=pool).execute()
+    else:
+        for i, spec in enumerate(specs):
+            paths = RunPaths(work / f"{scenario}-{design}-{i}")
+            with DriverPool(paths.logs, "local[2]", {}) as pool:
+                Runner(spec, paths, echo=lambda m: None, pool=pool).execute()
+    minutes = (time.monotonic() - t0) / 60
+    return {"examples": examples, "minutes": minutes, "per_minute": examples / minutes}
+
+
+def inspector_1000(work: Path) -> dict[str, Any]:
+    from harness.inspector import inspect_checkpoint
+    from harness.inspector.synth import synth_checkpoint
+
+    ck = synth_checkpoint(work / "ck1000", 1000, stateful=True, sink_dir=work / "out1000", watermark_step_ms=1000)
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        inspect_checkpoint(ck, work / "out1000")
+        times.append(time.perf_counter() - t0)
+    return stat(times)
+
+
+def run_bench(quick: bool = False, echo: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run every measurement; returns the JSON document (ratios at the top level)."""
+    reps = 2 if quick else 3
+    prefix = f"bench-{new_token()[:8]}-"
+    os.environ[TOKEN_PREFIX_ENV] = prefix
+    sampler = MemorySampler(prefix)
+    sampler.start()
+    doc: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
+        work = Path(tmp)
+        echo("steady batches (rate-micro-batch vs replayable, 200 rows/batch) ...")
+        doc["steady"] = steady_batches(work, rows=200, batches=6 if quick else 10, reps=reps)
+        for standby in (False, True):
+            label = "warm" if standby else "cold"
+            echo(f"kill -> first recovered batch, {label} ...")
+            doc[f"restart_{label}"] = restarts(work, standby, reps)
+        for scenario in ("file_sink_stateless", "agg_watermark_append"):
+            for pooled in (True, False):
+                echo(f"chaos examples/min, {scenario}, {'pooled' if pooled else 'cold'} design ...")
+                doc[f"chaos_{scenario}_{'pooled' if pooled else 'cold'}"] = chaos_rate(
+                    work, scenario, 2 if quick else 3, pooled
+                )
+        echo("inspector on a 1,000-batch checkpoint ...")
+        doc["inspector_1000_s"] = inspector_1000(work)
+    doc["peak_rss_mb"] = round(sampler.stop(), 1)
+    doc["overhead_ratio"] = doc["steady"]["overhead_ratio"]
+    doc["harness_batch_ratio"] = doc["steady"]["harness_batch_ratio"]
+    doc["cold_restart_ratio"] = doc["restart_cold"]["ratio"]
+    doc["warm_restart_ratio"] = doc["restart_warm"]["ratio"]
+    rates = [
+        doc[f"chaos_{s}_pooled"]["per_minute"] / doc[f"chaos_{s}_cold"]["per_minute"]
+        for s in ("file_sink_stateless", "agg_watermark_append")
+    ]
+    doc["examples_per_minute_ratio"] = statistics.median(rates)
+    return doc
+
+
+def render_bench(doc: dict[str, Any]) -> str:
+    def s(d: dict[str, float]) -> str:
+        return f"{d['median']:.2f} s (min {d['min']:.2f}, max {d['max']:.2f}, n={d['n']})"
+
+    st = doc["steady"]
+    lines = [
+        "harness bench (medians; every ratio is against bare Spark or the cold design measured in this run)",
+        f"  batch, rate-micro-batch -> noop        {s(st['rate_noop'])}",
+        f"  batch, replayable -> noop              {s(st['replayable_noop'])}",
+        f"  batch, replayable -> parquet file sink {s(st['replayable_file'])}",
+        f"  overhead_ratio                         {doc['overhead_ratio']:.2f}x (target <= 1.2x)",
+        f"  harness_batch_ratio (with file sink)   {doc['harness_batch_ratio']:.2f}x",
+        f"  kill -> recovered batch, cold          {s(doc['restart_cold']['kill_to_first_batch_s'])}",
+        f"  kill -> recovered batch, warm standby  {s(doc['restart_warm']['kill_to_first_batch_s'])}",
+        f"  cold_restart_ratio                     {doc['cold_restart_ratio']:.1f}x one steady batch",
+        f"  warm_restart_ratio                     {doc['warm_restart_ratio']:.1f}x one steady batch (target <= 5x)",
+    ]
+    for scen in ("file_sink_stateless", "agg_watermark_append"):
+        p, c = doc[f"chaos_{scen}_pooled"], doc[f"chaos_{scen}_cold"]
+        lines.append(f"  chaos examples/min, {scen:<22} pooled {p['per_minute']:.2f}, cold {c['per_minute']:.2f}")
+    lines += [
+        f"  examples_per_minute_ratio              {doc['examples_per_minute_ratio']:.2f}x (target >= 3x)",
+        f"  peak RSS of the process tree           {doc['peak_rss_mb']:.0f} MiB",
+        f"  inspector, 1,000-batch checkpoint      {s(doc['inspector_1000_s'])}",
+    ]
+    return "\n".join(lines)
