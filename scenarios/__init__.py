@@ -19,9 +19,28 @@ __all__ = [
 
 def all_scenarios() -> dict[str, Scenario]:
     """Built-in scenarios by name (imports pyspark)."""
-    from scenarios import file_sink_stateless, foreachbatch_append_naive
+    from scenarios import (
+        agg_update_naive,
+        agg_watermark_append,
+        agg_watermark_update,
+        dedup_stream,
+        dedup_within_watermark,
+        file_sink_stateless,
+        foreachbatch_append_naive,
+        stream_stream_join,
+    )
 
-    return {s.name: s for s in (file_sink_stateless.SCENARIO, foreachbatch_append_naive.SCENARIO)}
+    modules = (
+        file_sink_stateless,
+        foreachbatch_append_naive,
+        agg_watermark_append,
+        agg_watermark_update,
+        dedup_stream,
+        dedup_within_watermark,
+        stream_stream_join,
+        agg_update_naive,
+    )
+    return {m.SCENARIO.name: m.SCENARIO for m in modules}
 
 
 def get_scenario(name: str) -> Scenario:

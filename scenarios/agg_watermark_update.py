@@ -4,7 +4,9 @@ Purpose: update mode writes every group a batch changed, with its aggregate so
 far, so a sink keeps the last value per group. Here a ``foreachBatch``
 function upserts each batch's rows into SQLite keyed by the group columns
 (``window_start``, ``window_end``, ``key``) and records the batch id, all in
-one transaction; a batch id already recorded makes the replay a no-op.
+one transaction; a batch id already recorded makes the replay write nothing
+(the replayed batch is still computed: Spark 4 fails a stateful query whose
+``foreachBatch`` leaves a state store uncommitted, see :func:`upsert_by_group`).
 Same aggregation as ``agg_watermark_append`` (10-s windows, 5-s watermark).
 Faults: SIGKILL while planning (``source.latest_offset``), after
 ``offsets/N``, before the function runs and after it committed but before
@@ -95,14 +97,22 @@ def upsert_batch(
 
 
 def upsert_by_group(db_path: Path, keys: Sequence[str]) -> Callable[[DataFrame, int], None]:
-    """A ``foreachBatch`` function applying :func:`upsert_batch` to each batch."""
+    """A ``foreachBatch`` function applying :func:`upsert_batch` to each batch.
+
+    A replayed batch is still *computed*, only not written: Spark 4 checks that
+    every state store of a stateful query committed in each batch and fails the
+    query otherwise (``STATE_STORE_COMMIT_VALIDATION_FAILED``, SPARK-52008), so a
+    function that returns early on a known batch id stops a stateful query for
+    good: every restart replays that batch again."""
 
     def write(batch_df: DataFrame, batch_id: int) -> None:
         conn = connect(db_path)
         try:
-            upsert_batch(conn, batch_df.schema, keys, batch_df.toLocalIterator(), batch_id)
+            applied = upsert_batch(conn, batch_df.schema, keys, batch_df.toLocalIterator(), batch_id)
         finally:
             conn.close()
+        if not applied:
+            batch_df.write.format("noop").mode("overwrite").save()  # run the plan, commit state, write nothing
 
     return write
 
