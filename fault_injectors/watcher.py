@@ -43,7 +43,7 @@ class CheckpointWatcher(threading.Thread):
         if sink_output is not None:
             self.dirs["sink.commit.after"] = Path(sink_output) / "_spark_metadata"
         self.initial = {point: set(batch_ids(d)) for point, d in self.dirs.items()}
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def needed(self) -> bool:
         """Whether any armed rule is one this watcher can fire."""
@@ -53,7 +53,7 @@ class CheckpointWatcher(threading.Thread):
         return [r.batch for r in self.site.armed_at(point) if r.batch is not None and r.action == "kill_process_group"]
 
     def run(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        while not self._halt.wait(self.interval_s):
             for point, directory in self.dirs.items():
                 wanted = self._rules(point)
                 if not wanted:
@@ -64,4 +64,4 @@ class CheckpointWatcher(threading.Thread):
                         self.site.maybe_fire(point, batch, via="checkpoint-watcher")
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()

@@ -52,7 +52,7 @@ class MemorySampler(threading.Thread):
         self.needle = f"HARNESS_RUN_TOKEN={token_prefix}".encode()
         self.interval_s = interval_s
         self.peak_mb = 0.0
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def _sample(self) -> float:
         me, parents, rss, tagged = os.getpid(), {}, {}, set()
@@ -78,11 +78,11 @@ class MemorySampler(threading.Thread):
         return total / 2**20
 
     def run(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        while not self._halt.wait(self.interval_s):
             self.peak_mb = max(self.peak_mb, self._sample())
 
     def stop(self) -> float:
-        self._stop.set()
+        self._halt.set()
         return self.peak_mb
 
 

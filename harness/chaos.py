@@ -95,9 +95,12 @@ def run_campaign(
     database_dir: Path | None = None,
     nemesis: tuple[str, ...] = (),
     master: str = "local[2]",
+    pool: DriverPool | None = None,
 ) -> CampaignResult:
     """Run ``profile.examples`` generated schedules of ``scenario_name``; stop at
-    the first violation, shrink it, bundle it into ``work_dir``."""
+    the first violation, shrink it, bundle it into ``work_dir``. ``pool`` lends
+    a driver shared with other campaigns (it is left open); by default the
+    campaign makes its own pool with a warm standby and closes it."""
     say = echo or (lambda m: print(m, file=sys.stderr, flush=True))
     scenario = get_scenario(scenario_name)
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -115,7 +118,9 @@ def run_campaign(
         master=master,
         ref=scenario_name,
     )
-    pool = DriverPool(work_dir / "logs", master, {})
+    own_pool = pool is None
+    pool = pool or DriverPool(work_dir / "logs", master, {}, standby=True)
+    starts_before = pool.incarnations
 
     def play(spec: RunSpec) -> None:
         key = spec.to_json()
@@ -173,8 +178,9 @@ def run_campaign(
     except CampaignInfraError as exc:
         result.error = str(exc)
     finally:
-        result.driver_starts = pool.incarnations
-        pool.close()
+        result.driver_starts = pool.incarnations - starts_before
+        if own_pool:
+            pool.close()
         result.duration_s = time.monotonic() - started
     return result
 

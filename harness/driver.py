@@ -83,6 +83,10 @@ def batch_summary(progress: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: Runtime SQL confs the last query of this process set for its scenario.
+_SCENARIO_CONFS: set[str] = set()
+
+
 class ProgressLog:
     """One StreamingQueryListener per session, writing completed batches to the
     events file of whichever run is open (``events_path``)."""
@@ -172,8 +176,13 @@ class Driver:
             watcher.stop()
 
     def _run_query(self) -> dict[str, Any]:
+        # A driver serves many runs: undo the previous scenario's runtime confs first.
+        for key in _SCENARIO_CONFS - set(self.scenario.confs):
+            self.spark.conf.unset(key)
         for key, value in self.scenario.confs.items():
             self.spark.conf.set(key, value)
+        _SCENARIO_CONFS.clear()
+        _SCENARIO_CONFS.update(self.scenario.confs)
         stream = self.spark.readStream.format(FORMAT).options(**self._source_options()).load()
         writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
         try:

@@ -1,0 +1,63 @@
+"""Chaos campaigns over the whole scenario library with the CI profile, and the
+at-least-once sink found, shrunk and replayed from its bundle."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.bundle import anomaly_keys, load_bundle
+from harness.chaos import run_campaign
+from harness.pool import DriverPool
+from harness.profiles import get_profile
+from harness.report import to_json
+from harness.runner import run_spec
+from scenarios import all_scenarios
+from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
+
+CI = dataclasses.replace(get_profile("ci"), shrink_budget_s=30)
+SCENARIOS = sorted(all_scenarios())
+
+
+@pytest.fixture(scope="module")
+def shared_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
+    """One driver (and a warm standby) for every campaign of this module."""
+    pool = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "lib", standby=True)
+    yield pool
+    pool.close()
+    assert leftover_processes() == []
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_ci_profile_campaign(name: str, shared_pool: DriverPool, tmp_path: Path) -> None:
+    scenario = all_scenarios()[name]
+    result = run_campaign(name, seed_value=1, profile=CI, work_dir=tmp_path, pool=shared_pool)
+    if result.error and "unavailable here" in result.error:
+        pytest.skip(result.error.splitlines()[0])
+    assert result.error is None, result.error
+    assert len(result.examples) >= 1
+    if scenario.guarantee == "exactly-once":
+        assert result.verdict == "exactly-once", result.failure.summary if result.failure else ""
+    else:
+        assert result.verdict in ("exactly-once", "violated")
+
+
+def test_at_least_once_sink_is_found_shrunk_and_replayed(shared_pool: DriverPool, tmp_path: Path) -> None:
+    profile = dataclasses.replace(get_profile("ci"), examples=10, shrink_budget_s=90)
+    result = run_campaign(
+        "foreachbatch_append_naive", seed_value=1, profile=profile, work_dir=tmp_path, pool=shared_pool
+    )
+    assert result.verdict == "violated", [e.summary for e in result.examples]
+    assert result.failure is not None and result.bundle is not None
+    assert 1 <= len(result.failure.spec.extra_faults) + len(result.failure.spec.nemesis) <= 3
+    spec, recorded = load_bundle(result.bundle)
+    assert recorded["versions"]["pyspark"].startswith("4.3")
+    assert recorded["anomalies"] and {a["kind"] for a in recorded["anomalies"]} == {"duplicate"}
+    replay = to_json(run_spec(spec, echo=lambda m: None))
+    assert (replay["verdict"], anomaly_keys(replay["anomalies"])) == (
+        recorded["verdict"],
+        anomaly_keys(recorded["anomalies"]),
+    )
