@@ -1,0 +1,1 @@
+"""Examples for connector authors (see ``examples/connectors``)."""

@@ -1,0 +1,299 @@
+"""The source conformance checks that need no Spark, each a pure judgement of a
+:class:`~harness.conformance.source_probe.SourceProbe`.
+
+Check ids (stable; docs/conformance.md explains each):
+``offsets-json``, ``offsets-canonical``, ``initial-offset-stable``,
+``latest-offset-stable``, ``latest-offset-monotonic``, ``read-repeatable``,
+``read-cross-process``, ``ranges-contiguous``, ``read-between-offsets``,
+``admission-control``. ``end-to-end`` (Spark) lives in :mod:`.source_e2e`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+
+from pyspark.sql.streaming.datasource import ReadMaxRows
+
+from harness.conformance.offsets import dumps, json_problems, regressions, short
+from harness.conformance.reader import diff_rows
+from harness.conformance.results import CheckFailed, CheckResult, CheckSkipped, run_check
+from harness.conformance.source_probe import SourceProbe, StepFailed, total_rows
+
+Check = Callable[[SourceProbe], str]
+
+
+def _unwrap(fn: Check) -> Check:
+    """Turn a probe step's stored exception into a ``fail`` naming the step."""
+
+    def run(p: SourceProbe) -> str:
+        try:
+            return fn(p)
+        except StepFailed as exc:
+            first = str(exc.cause).splitlines()[0] if str(exc.cause) else ""
+            raise CheckFailed(
+                f"{exc.step} raised {type(exc.cause).__name__}: {first}",
+                fix="the source must not raise for a valid offset range; run that method yourself to see the traceback",
+            ) from None
+
+    run.__name__ = fn.__name__
+    return run
+
+
+def offsets_json(p: SourceProbe) -> str:
+    seen = list(p.offsets().seen)
+    try:
+        adm = p.admission()
+        seen += [(f"latestOffset with {adm.chosen}", s) for s in adm.steps] if adm else []
+    except StepFailed:
+        pass  # admission-control reports it
+    bad = [f"{where}: {short(off)} {prob}" for where, off in seen for prob in json_problems(off)]
+    if bad:
+        raise CheckFailed(
+            f"{len(bad)} offset problem(s): Spark stores offsets as JSON and hands json.loads(text) back",
+            bad,
+            fix="return a dict of str keys and JSON values (str, int, float, bool, None, lists, dicts); no tuples, "
+            "sets, int keys, datetimes or NaN",
+        )
+    return f"all {len(seen)} offsets are JSON objects that round-trip unchanged"
+
+
+def offsets_canonical(p: SourceProbe) -> str:
+    seen = p.offsets().seen
+    bad = []
+    for n, (w1, a) in enumerate(seen):
+        for w2, b in seen[n + 1 :]:
+            if a == b and dumps(a) != dumps(b):
+                bad.append(f"{w1} = {dumps(a)} but {w2} = {dumps(b)}")
+    note = ""
+    try:
+        o = p.offsets()
+        for ans in p.elsewhere():
+            pairs = ((ans["initial_json"], o.i, "initialOffset()"), (ans["latest_json"][0], o.c, "latestOffset"))
+            for text, mine, what in pairs:
+                if text is not None and json.loads(text) == mine and text != dumps(mine):
+                    bad.append(f"{what} is {dumps(mine)} here but {text} with PYTHONHASHSEED={ans['hash_seed']}")
+    except StepFailed:
+        note = " (the cross-process comparison could not run; see read-cross-process)"
+    if bad:
+        raise CheckFailed(
+            "equal offsets serialise differently: Spark compares offsets as JSON text, so it sees new data "
+            "that is not there (endless empty batches) or a batch that never ends",
+            bad,
+            fix="build offset dicts in a fixed key order (e.g. from sorted partition ids), never from a set or dict "
+            "whose order depends on hashing or arrival",
+        )
+    return "equal offsets always produce identical JSON text" + note
+
+
+def initial_offset_stable(p: SourceProbe) -> str:
+    o = p.offsets()
+    bad = [] if o.i == o.i2 else [f"first reader: {short(o.i)}, second reader: {short(o.i2)}"]
+    for ans in p.elsewhere():
+        if ans["initial_json"] is None or json.loads(ans["initial_json"]) != o.i:
+            bad.append(f"this process: {short(o.i)}, PYTHONHASHSEED={ans['hash_seed']}: {ans['initial_json']}")
+    if bad:
+        raise CheckFailed(
+            "initialOffset() differs between reader instances: a query restarted before its first commit "
+            "would start somewhere else",
+            bad,
+            fix="derive the initial offset from the external system or the options, not from the clock or a counter",
+        )
+    return f"initialOffset() is {short(o.i)} in every reader and process"
+
+
+def latest_offset_stable(p: SourceProbe) -> str:
+    o = p.offsets()
+    bad = []
+    if o.b != o.b_again:
+        bad.append(f"same reader, called twice: {short(o.b)} then {short(o.b_again)}")
+    if o.b != o.b2:
+        bad.append(f"second reader: {short(o.b2)} instead of {short(o.b)}")
+    if o.c != o.c_restart:
+        bad.append(f"reader restarted from {short(o.b)}: {short(o.c_restart)} instead of {short(o.c)}")
+    if bad:
+        raise CheckFailed(
+            "latestOffset moved although no new data arrived",
+            bad,
+            fix="compute latestOffset from what the external system holds (and the read limit), not from the "
+            "clock, a per-instance counter or random state; if data really arrives by itself, supply an external "
+            "context that controls it",
+        )
+    suffix = "" if p.feeds_data else " (no external context: the data never changed)"
+    return "latestOffset is the same for every reader while no data arrives" + suffix
+
+
+def latest_offset_monotonic(p: SourceProbe) -> str:
+    o = p.offsets()
+    bad = []
+    for label, before, after in (
+        ("initialOffset -> latestOffset", o.i, o.b),
+        ("after adding data", o.b, o.c),
+        ("after a restart from the checkpointed offset", o.b, o.c_restart),
+    ):
+        back = regressions(before, after)
+        if back:
+            bad.append(f"{label}: {short(before)} -> {short(after)} ({'; '.join(back[:3])})")
+    if bad:
+        raise CheckFailed(
+            "latestOffset went backwards: Spark would plan a batch whose end is before its start and re-read "
+            "or skip rows",
+            bad,
+            fix="latestOffset(start, limit) must return an offset >= start, computed from durable state of the "
+            "external system; after a restart the reader only knows the checkpointed `start`",
+        )
+    return "latestOffset never goes backwards, also after a restart from a checkpointed offset"
+
+
+def read_repeatable(p: SourceProbe) -> str:
+    rows = p.ranges()
+    if rows["i_c"] != rows["i_c_again"]:
+        raise CheckFailed(
+            "reading the same offset range twice gave different rows: a batch replayed after a crash is not the "
+            "batch that was lost",
+            diff_rows(rows["i_c"], rows["i_c_again"]),
+            fix="make read() a pure function of the partition (seed random generators from the offsets, never "
+            "use the clock or unseeded randomness)",
+            observed=("replay-divergent",),
+        )
+    return f"[initial, latest) read twice: the same {total_rows(rows['i_c'])} rows"
+
+
+def read_cross_process(p: SourceProbe) -> str:
+    rows, answers = p.ranges()["i_c"], p.elsewhere()
+    bad = []
+    for ans in answers:
+        seed = f"PYTHONHASHSEED={ans['hash_seed']}"
+        if ans["rows"][0] != rows:
+            bad.append(f"planned and read in another process ({seed}):")
+            bad += diff_rows(rows, ans["rows"][0])
+        if ans["parent_partition_rows"][0] is not None and ans["parent_partition_rows"][0] != rows:
+            bad.append(f"this process's partitions, unpickled and read in another process ({seed}):")
+            bad += diff_rows(rows, ans["parent_partition_rows"][0])
+    if bad:
+        raise CheckFailed(
+            "another Python process reads different rows for the same range: Spark reads on executors and "
+            "replays after restarts in new processes",
+            bad,
+            fix="do not depend on hash(), id(), set order, the process or global mutable state in partitions()/read()",
+            observed=("replay-divergent",),
+        )
+    seeds = ", ".join(a["hash_seed"] for a in answers)
+    return f"processes with PYTHONHASHSEED={seeds} read the same {total_rows(rows)} rows"
+
+
+def ranges_contiguous(p: SourceProbe) -> str:
+    o, rows = p.offsets(), p.ranges()
+    bad, kinds = [], set()
+    if total_rows(rows["b_b"]):
+        bad.append(f"the empty range [b, b) with b={short(o.b)} returned {total_rows(rows['b_b'])} row(s):")
+        bad += diff_rows(Counter(), rows["b_b"])
+        kinds.add("duplicate")
+    if o.c != o.i and not total_rows(rows["i_c"]):
+        bad.append(f"latestOffset moved from {short(o.i)} to {short(o.c)} but reading that range gave no rows")
+        kinds.add("lost")
+    if o.b != o.c:
+        union = rows["i_b"] + rows["b_c"]
+        if union != rows["i_c"]:
+            extra, missing = union - rows["i_c"], rows["i_c"] - union
+            bad.append(
+                f"[a,b) + [b,c) != [a,c) with a={short(o.i)}, b={short(o.b)}, c={short(o.c)}: "
+                f"{total_rows(extra)} row(s) too many, {total_rows(missing)} missing:"
+            )
+            bad += diff_rows(rows["i_c"], union)
+            kinds |= {k for k, d in (("duplicate", extra), ("lost", missing)) if d}
+    if bad:
+        raise CheckFailed(
+            "consecutive offset ranges overlap or leave gaps: batches sharing a boundary duplicate or lose rows",
+            bad,
+            fix="each partition must cover [start, end) exactly: include start, exclude end, never shift the "
+            "range, and return nothing when start == end",
+            observed=tuple(sorted(kinds)),
+        )
+    if o.b == o.c:
+        raise CheckSkipped("no data arrived between the two latestOffset calls, so there is no split point to test")
+    return f"[a,b) + [b,c) = [a,c) ({total_rows(rows['i_b'])} + {total_rows(rows['b_c'])} rows) and [b,b) is empty"
+
+
+def read_between_offsets(p: SourceProbe) -> str:
+    if p.kind != "simple":
+        raise CheckSkipped("not a SimpleDataSourceStreamReader (replays re-plan partitions: see read-repeatable)")
+    bad = []
+    for start, end, read_rows, between in p.simple_reads():
+        where = f"[{short(start)}, {short(end)})"
+        if total_rows(read_rows) and not total_rows(between):
+            bad.append(f"{where}: read() gave {total_rows(read_rows)} rows, readBetweenOffsets() gave none")
+        elif read_rows != between:
+            bad.append(f"{where}: readBetweenOffsets() differs from read():")
+            bad += diff_rows(read_rows, between)
+    if bad:
+        raise CheckFailed(
+            "readBetweenOffsets(start, end) does not return the rows read(start) returned: Spark calls it to "
+            "re-read a batch after a failure, so the replayed batch is lost or different",
+            bad,
+            fix="implement readBetweenOffsets to return exactly the rows between the two offsets, deterministically",
+            observed=("lost",),
+        )
+    return "readBetweenOffsets returns the same rows as read() for every range"
+
+
+def admission_control(p: SourceProbe) -> str:
+    adm = p.admission()
+    if adm is None:
+        raise CheckSkipped(
+            "no admission control: getDefaultReadLimit() is ReadAllAvailable and latestOffset ignores ReadMaxRows"
+            if p.kind == "stream"
+            else "simple readers have no read limits"
+        )
+    o, full = p.offsets(), p.ranges()["i_c"]
+    if not adm.reached:
+        raise CheckFailed(
+            f"under {adm.chosen} latestOffset stopped at {short(adm.steps[-1])} and never reached {short(o.c)}",
+            fix="with a limit, latestOffset must keep advancing by up to the limit until it reaches all data",
+        )
+    parts = p.admission_rows(adm)
+    bad = []
+    if isinstance(adm.limit, ReadMaxRows):
+        bad += [
+            f"batch {n}: {total_rows(r)} rows > {adm.limit.max_rows}"
+            for n, r in enumerate(parts)
+            if total_rows(r) > adm.limit.max_rows
+        ]
+    union = sum(parts, Counter())
+    if union != full:
+        bad.append("rows of the limited batches differ from one unlimited read:")
+        bad += diff_rows(full, union)
+    if bad:
+        raise CheckFailed(
+            f"under {adm.chosen} the batches do not cover the same data as without a limit",
+            bad,
+            fix="respect the limit Spark passes, and make limited offsets real split points of the data",
+            observed=("lost",) if (full - union) else ("duplicate",),
+        )
+    return f"{len(parts)} batch(es) under {adm.chosen} cover the same {total_rows(full)} rows"
+
+
+PURE_CHECKS: dict[str, Check] = {
+    "offsets-json": offsets_json,
+    "offsets-canonical": offsets_canonical,
+    "initial-offset-stable": initial_offset_stable,
+    "latest-offset-stable": latest_offset_stable,
+    "latest-offset-monotonic": latest_offset_monotonic,
+    "read-repeatable": read_repeatable,
+    "read-cross-process": read_cross_process,
+    "ranges-contiguous": ranges_contiguous,
+    "read-between-offsets": read_between_offsets,
+    "admission-control": admission_control,
+}
+
+
+def run_pure_checks(probe: SourceProbe, skip: frozenset[str] = frozenset()) -> list[CheckResult]:
+    """Every Spark-free check, in catalogue order (``skip``: ids reported as skipped on request)."""
+    out: list[CheckResult] = []
+    for cid, fn in PURE_CHECKS.items():
+        if cid in skip:
+            out.append(CheckResult(cid, "skip", "skipped on request"))
+            continue
+        out.append(run_check(cid, lambda fn=fn: _unwrap(fn)(probe)))  # type: ignore[misc]
+    return out

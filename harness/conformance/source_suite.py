@@ -1,0 +1,91 @@
+"""Running every source check on one source: the library entry point behind
+``python -m harness check-source`` and the pytest base class.
+
+:func:`check_source` builds the external context in a fresh work directory,
+runs the Spark-free checks on a :class:`~harness.conformance.source_probe.SourceProbe`,
+then (unless disabled) the Spark-backed ``end-to-end`` check with a second,
+fresh context, and returns a :class:`~harness.conformance.results.ConformanceReport`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.conformance.contexts import ContextFactory, NullContext, SourceContext, check_context
+from harness.conformance.loading import Ref, ref_of
+from harness.conformance.reader import SourceUnderTest
+from harness.conformance.results import CheckResult, ConformanceReport
+from harness.conformance.source_checks import PURE_CHECKS, run_pure_checks
+from harness.conformance.source_probe import SourceProbe
+
+E2E_ID = "end-to-end"
+SOURCE_CHECK_IDS: tuple[str, ...] = (*PURE_CHECKS, E2E_ID)
+
+
+def _echo_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def make_context(factory: ContextFactory | None, workdir: Path) -> SourceContext:
+    workdir.mkdir(parents=True, exist_ok=True)
+    if factory is None:
+        return NullContext(workdir)
+    return check_context(factory(workdir), f"context factory {getattr(factory, '__name__', factory)!r}")
+
+
+def check_source(
+    source_cls: type[Any],
+    options: Mapping[str, str] | None = None,
+    context: ContextFactory | None = None,
+    *,
+    ref: Ref | None = None,
+    workdir: Path | None = None,
+    skip: Iterable[str] = (),
+    end_to_end: bool = True,
+    kills: int = 2,
+    batch_rows: int = 30,
+    echo: Callable[[str], None] | None = None,
+) -> ConformanceReport:
+    """All source checks of ``source_cls`` (a ``DataSource`` subclass) with
+    ``options``, fed by ``context`` (a context factory; ``None``: no external
+    system). ``skip`` names check ids to leave out; ``end_to_end=False`` skips
+    the Spark-backed check. The work directory is a temp dir removed at the end
+    unless ``workdir`` is given."""
+    echo = echo or _echo_stderr
+    unknown = sorted(set(skip) - set(SOURCE_CHECK_IDS))
+    if unknown:
+        raise ValueError(f"unknown check id(s) {unknown}; known: {', '.join(SOURCE_CHECK_IDS)}")
+    ref = ref or ref_of(source_cls)
+    source = SourceUnderTest(source_cls, options or {})
+    own_dir = workdir is None
+    root = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="harness-check-source-"))
+    t0 = time.monotonic()
+    report = ConformanceReport(f"{ref.module}:{ref.attr}", "source")
+    try:
+        probe = SourceProbe(source, ref, make_context(context, root / "probe"), batch_rows)
+        try:
+            echo(f"check-source {report.subject}: Spark-free checks")
+            report.checks += run_pure_checks(probe, frozenset(skip))
+        finally:
+            probe.close()
+        if E2E_ID in skip or not end_to_end:
+            reason = "skipped on request" if E2E_ID in skip else "Spark-backed check disabled (end_to_end=False)"
+            report.checks.append(CheckResult(E2E_ID, "skip", reason))
+        else:
+            from harness.conformance.source_e2e import run_end_to_end
+
+            echo(f"check-source {report.subject}: end-to-end under {kills} SIGKILL(s) into the parquet file sink")
+            report.checks.append(
+                run_end_to_end(source, ref, context, root / "e2e", kills=kills, batch_rows=batch_rows, echo=echo)
+            )
+    finally:
+        report.duration_s = time.monotonic() - t0
+        if own_dir:
+            shutil.rmtree(root, ignore_errors=True)
+    return report
