@@ -37,6 +37,7 @@ from harness.procs import TOKEN_PREFIX_ENV, new_token
 from harness.rundir import RunPaths
 from harness.runner import Runner
 from harness.spec import RunSpec
+from scenarios import get_scenario
 
 
 def stat(xs: list[float]) -> dict[str, float]:
@@ -93,6 +94,7 @@ def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, 
     from scenarios.tap import advance, init_tap
 
     spark = build_session("harness-bench")
+    spark.sparkContext.setLogLevel("FATAL")  # stopping a query mid-batch logs an abort that is expected here
     results: dict[str, list[float]] = {"rate_noop": [], "replayable_noop": [], "replayable_file": []}
 
     def durations(query: Any, want: int) -> list[float]:
@@ -178,12 +180,13 @@ def restarts(work: Path, standby: bool, reps: int) -> dict[str, Any]:
 
 def chaos_rate(work: Path, scenario: str, examples: int, pooled: bool) -> dict[str, Any]:
     """Examples per minute for the same schedules (one soft + one hard fault each)."""
+    parts = get_scenario(scenario).partitions
     specs = [
         RunSpec(
             scenario,
             100 + i,
             kills=0,
-            rows=((30, 30), (20, 25)),
+            rows=((30,) * parts, (25,) * parts),
             extra_faults=(
                 FaultRule("s", "sink.write.mid", 0, 0, 5, action="raise"),
                 FaultRule("h", "after_offsets_logged", 2),
