@@ -124,3 +124,14 @@ def decode_sqlite(value: Any, declared: str) -> Any:
         return None
     decode = _SQLITE_DECODE.get(declared.upper())
     return decode(value) if decode else value
+
+
+def run_without_writing(batch_df: Any) -> None:
+    """Execute a ``foreachBatch`` DataFrame's plan and discard its rows.
+
+    For a replayed batch the upsert sinks write nothing, but the plan must
+    still run: Spark 4 checks that every state store of a stateful query
+    committed in each batch and otherwise fails the query
+    (``STATE_STORE_COMMIT_VALIDATION_FAILED``, SPARK-52008), so returning early
+    would stop a stateful query for good (each restart replays the same batch)."""
+    batch_df.write.format("noop").mode("overwrite").save()

@@ -3,7 +3,8 @@ an unprivileged OS user, loopback only, a random port and password.
 
 :func:`throwaway_postgres` runs ``initdb`` into a fresh temp directory, starts
 the server with ``pg_ctl`` listening on ``127.0.0.1`` (unix socket in the same
-temp directory), yields ``{"dsn": ...}``, and on exit stops the server
+temp directory), notes it in ``workdir/cluster.json`` (temp directory, port,
+postmaster pid), yields ``{"dsn": ...}``, and on exit stops the server
 (``fast``, then ``immediate``, then SIGKILL of the postmaster), copies its log
 to ``workdir/postgres.log`` and deletes the cluster. Binaries are looked up in
 ``$HARNESS_PG_BIN``, next to ``initdb`` on ``PATH`` and in
@@ -14,6 +15,7 @@ as root, so as root the cluster runs as OS user ``postgres`` (or ``nobody``).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pwd
 import secrets
@@ -123,9 +125,20 @@ class _Cluster:
             if self.run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "30", "stop", check=False).returncode:
                 continue
             break
-        if pid is not None:
+        if pid is not None and serves(pid, self.base):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def serves(pid: int, base: str | os.PathLike[str]) -> bool:
+    """Whether ``pid`` is a live (not zombie) server process of the cluster in ``base``
+    (checked by command line, so a recycled pid is never mistaken for it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z" and str(base) in cmdline
 
 
 @contextlib.contextmanager
@@ -168,6 +181,9 @@ def throwaway_postgres(workdir: str | os.PathLike[str]) -> Iterator[dict[str, st
                 break
             time.sleep(0.2)  # port taken between probe and bind: try another
         started = True
+        workdir.mkdir(parents=True, exist_ok=True)
+        info = {"base_dir": str(base), "port": port, "pid": cluster.postmaster_pid(), "bin": str(bin_dir)}
+        (workdir / "cluster.json").write_text(json.dumps(info))
         dsn = f"host=127.0.0.1 port={port} user=postgres password={password} dbname=postgres connect_timeout=10"
         yield {"dsn": dsn}
     finally:

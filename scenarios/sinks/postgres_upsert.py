@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from scenarios.sinks._sql import BATCH_COLUMN, column_types, encode_row
+from scenarios.sinks._sql import BATCH_COLUMN, column_types, encode_row, run_without_writing
 from scenarios.sinks.pg_cluster import throwaway_postgres
 
 if TYPE_CHECKING:
@@ -101,14 +101,17 @@ def write_batch(
 
 def upsert_into_postgres(dsn: str, table: str = DEFAULT_TABLE) -> Callable[[DataFrame, int], None]:
     """A ``foreachBatch`` function writing each batch into ``table`` of the
-    PostgreSQL database ``dsn`` exactly once (see the module docstring)."""
+    PostgreSQL database ``dsn`` exactly once (see the module docstring); a
+    replayed batch is computed but not written (see :func:`run_without_writing`)."""
 
     def upsert_batch(batch_df: DataFrame, batch_id: int) -> None:
-        def rows() -> Iterator[Any]:  # lazy: a replayed batch is never computed
+        def rows() -> Iterator[Any]:  # lazy: write_batch decides whether to read the batch
             yield from batch_df.toLocalIterator()
 
         with connect(dsn) as conn:
-            write_batch(conn, table, batch_df.schema, rows(), batch_id)
+            applied = write_batch(conn, table, batch_df.schema, rows(), batch_id)
+        if not applied:
+            run_without_writing(batch_df)
 
     upsert_batch.__qualname__ = f"upsert_into_postgres(<dsn>, {table!r})"
     return upsert_batch

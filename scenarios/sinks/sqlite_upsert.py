@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scenarios.sinks._sql import BATCH_COLUMN, column_types, decode_sqlite, encode_row
+from scenarios.sinks._sql import BATCH_COLUMN, column_types, decode_sqlite, encode_row, run_without_writing
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -93,17 +93,20 @@ def write_batch(conn: sqlite3.Connection, table: str, schema: StructType, rows: 
 def upsert_into_sqlite(db_path: str | Path, table: str = DEFAULT_TABLE) -> Callable[[DataFrame, int], None]:
     """A ``foreachBatch`` function writing each batch into ``table`` of the
     SQLite database ``db_path`` exactly once (see the module docstring).
-    Rows reach the driver one Spark partition at a time (``toLocalIterator``)."""
+    Rows reach the driver one Spark partition at a time (``toLocalIterator``);
+    a replayed batch is computed but not written (see :func:`run_without_writing`)."""
 
     def upsert_batch(batch_df: DataFrame, batch_id: int) -> None:
-        def rows() -> Iterator[Any]:  # lazy: a replayed batch is never computed
+        def rows() -> Iterator[Any]:  # lazy: write_batch decides whether to read the batch
             yield from batch_df.toLocalIterator()
 
         conn = connect(db_path)
         try:
-            write_batch(conn, table, batch_df.schema, rows(), batch_id)
+            applied = write_batch(conn, table, batch_df.schema, rows(), batch_id)
         finally:
             conn.close()
+        if not applied:
+            run_without_writing(batch_df)
 
     upsert_batch.__qualname__ = f"upsert_into_sqlite({str(db_path)!r}, {table!r})"
     return upsert_batch
