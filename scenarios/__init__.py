@@ -27,12 +27,20 @@ def all_scenarios() -> dict[str, Scenario]:
         dedup_within_watermark,
         file_sink_stateless,
         foreachbatch_append_naive,
+        foreachbatch_postgres_upsert,
+        foreachbatch_sqlite_upsert,
+        python_sink_publish_in_write,
+        python_sink_transactional,
         stream_stream_join,
     )
 
     modules = (
         file_sink_stateless,
         foreachbatch_append_naive,
+        python_sink_transactional,
+        python_sink_publish_in_write,
+        foreachbatch_sqlite_upsert,
+        foreachbatch_postgres_upsert,
         agg_watermark_append,
         agg_watermark_update,
         dedup_stream,
