@@ -164,6 +164,7 @@ class Driver:
             "max_rows_per_batch": str(self.scenario.max_rows_per_batch),
             "checkpoint": str(self.paths.checkpoint),
             "fault_dir": str(self.paths.faults),
+            "write_points": str(self.scenario.source_write_points).lower(),
         }
 
     def run(self) -> dict[str, Any]:

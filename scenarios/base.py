@@ -92,6 +92,10 @@ class Scenario:
     source_overrides: Mapping[str, Any] = field(default_factory=dict)
     #: Runtime SQL confs set on the session before the query starts (e.g. shuffle partitions).
     confs: Mapping[str, str] = field(default_factory=dict)
+    #: Whether the replayable source fires ``sink.write.start|mid|end`` in its read();
+    #: ``False`` when the sink is wrapped by the ``crash_injecting`` format, which fires them itself
+    #: (inside the sink's write(), where a sink that publishes early is caught).
+    source_write_points: bool = True
 
     @property
     def max_offsets_per_batch(self) -> int:

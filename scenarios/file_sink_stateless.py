@@ -1,11 +1,14 @@
 """Stateless map/filter into the parquet file sink.
 
 Purpose: the baseline exactly-once pipeline. Faults: SIGKILL of the driver's
-process groups after ``offsets/N`` is logged, in the middle of a sink write
-task, and after ``commits/N`` is logged. Guarantee checked: exactly-once (the
-file sink's ``_spark_metadata`` log hides files of uncommitted attempts).
-Pass condition: the rows readable through the sink equal, as a multiset, the
-same transform over exactly the input the harness added.
+process groups while the next batch is planned (``source.latest_offset``),
+after ``offsets/N`` is logged, in a write task of batch N (``source.read``,
+``sink.write.start|mid|end``, fired from the source's read() because the file
+sink writes as rows stream through the task), and after ``commits/N`` is
+logged. Guarantee checked: exactly-once (the file sink's ``_spark_metadata``
+log hides files of uncommitted attempts). Pass condition: the rows readable
+through the sink equal, as a multiset, the same transform over exactly the
+input the harness added.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> Da
 
 
 SCENARIO = Scenario(
+    source_write_points=False,
     name="python_sink_publish_in_write",
     summary="map/filter -> Python sink publishing rows in write() (expected: duplicates on replay)",
     guarantee="at-least-once",

@@ -77,6 +77,7 @@ def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> Da
 
 
 SCENARIO = Scenario(
+    source_write_points=False,
     name="python_sink_transactional",
     summary="map/filter -> Python sink staging in write(), publishing in commit() (expected: exactly-once)",
     guarantee="exactly-once",
