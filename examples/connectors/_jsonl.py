@@ -83,3 +83,22 @@ class LogContext:
 def log_context(workdir: Path) -> LogContext:
     """Context factory for the JSON-lines example sources."""
     return LogContext(workdir)
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` to a new file at ``path`` all at once (temp file, fsync, rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_jsonl_dir(directory: str | Path) -> list[dict[str, Any]]:
+    """Every row of every ``*.jsonl`` file in ``directory`` (hidden temp files excluded)."""
+    d = Path(directory)
+    if not d.is_dir():
+        return []
+    return [json.loads(line) for f in sorted(d.glob("[!.]*.jsonl")) for line in f.read_text().splitlines()]

@@ -1,0 +1,123 @@
+"""The ``crash-points`` sink check: one harness run with one fault per crash point.
+
+Point *i* fires in batch *i* (batch ids predicted by the schedule, as
+``tests/integration/test_reference_sinks.py`` does), so every anomaly the
+checker finds is attributed to exactly one fault. Fault modes: ``hard``
+(SIGKILL of the driver's process groups at every point: a new JVM each, about
+15-20 s here), ``soft`` (``raise`` at every point: a task or query failure, the
+query restarts in the same driver, 1-2 s; Spark calls ``abort`` where it
+would), ``mixed`` (the default: SIGKILL at ``sink.write.mid`` and
+``sink.commit.after``, where a dead process differs most from an exception;
+``raise`` elsewhere).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from fault_injectors.plan import FaultRule
+from harness.conformance.results import CheckResult
+from harness.conformance.sink_checks import SinkProbe, judge
+from harness.conformance.sink_scenario import SINK_POINTS, build, exported
+
+MODES = ("mixed", "soft", "hard")
+HARD_IN_MIXED = ("sink.write.mid", "sink.commit.after")
+CHECK_ID = "crash-points"
+
+
+def action_for(point: str, mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"--faults {mode!r}: choose one of {', '.join(MODES)}")
+    hard = mode == "hard" or (mode == "mixed" and point in HARD_IN_MIXED)
+    return "kill_process_group" if hard else "raise"
+
+
+def plan_rules(config: dict[str, Any], points: Sequence[str], mode: str, seed: int) -> tuple[list[FaultRule], int]:
+    """One rule per point, point *i* at batch *i*; and the rounds of data that make enough batches."""
+    from harness.schedule import build_schedule
+    from harness.spec import RunSpec
+
+    scenario = build(config)
+    rounds = 1
+    while len(build_schedule(RunSpec("x", seed, 0, rounds), scenario).predicted_batches) < len(points):
+        rounds += 1
+    batches = build_schedule(RunSpec("x", seed, 0, rounds), scenario).predicted_batches
+    rules = []
+    for i, point in enumerate(points):
+        partition = after = None
+        if point == "sink.write.mid":
+            start, end = batches[i]
+            partition = max(end, key=lambda p: end[p] - start[p])
+            after = (end[partition] - start[partition]) * scenario.rows_per_offset // 2
+        rules.append(FaultRule(f"at-{point}", point, i, partition, after, action=action_for(point, mode)))
+    return rules, rounds
+
+
+def per_point(outcome: Any) -> tuple[list[str], Counter[str]]:
+    """Evidence lines per fired fault and the anomaly kinds (rows) attributed to it."""
+    lines, kinds = [], Counter()
+    anomalies = outcome.result.anomalies if outcome.result else []
+    for k in outcome.kills_fired:
+        mine = [a for a in anomalies if a.fault and a.fault.history_index == k["history_index"]]
+        counts = Counter(a.kind for a in mine)
+        kinds.update(counts)
+        verb = "kill" if k["action"] == "kill_process_group" else k["action"]
+        what = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing lost or duplicated"
+        lines.append(f"{k['point']} ({verb}, batch {k['batch']}): {what}")
+    stray = [a for a in anomalies if a.fault is None]
+    if stray:
+        kinds.update(a.kind for a in stray)
+        lines.append(f"{len(stray)} anomalous row(s) before any fault: {Counter(a.kind for a in stray)}")
+    return lines, kinds
+
+
+def run_crash_points(
+    probe: SinkProbe,
+    config: dict[str, Any],
+    workdir: Path,
+    *,
+    points: Sequence[str] = SINK_POINTS,
+    mode: str = "mixed",
+    seed: int = 5,
+    timeout_s: float = 300.0,
+    echo: Callable[[str], None] = print,
+) -> tuple[CheckResult, dict[str, Any]]:
+    """Run the campaign; returns the check result and a summary for the report."""
+    from harness.runner import HarnessError, run_spec
+    from harness.spec import RunSpec
+
+    unknown = sorted(set(points) - set(SINK_POINTS))
+    if unknown:
+        raise ValueError(f"--points {unknown}: not crash points a sink reaches; known: {', '.join(SINK_POINTS)}")
+    rules, rounds = plan_rules(config, points, mode, seed)
+    run_dir = Path(workdir) / "campaign"
+    with exported(config) as ref:
+        spec = RunSpec(ref, seed, 0, rounds, tuple(rules), command_timeout_s=timeout_s)
+        try:
+            outcome = run_spec(spec, run_dir, echo)
+        except HarnessError as exc:
+            return CheckResult(CHECK_ID, "error", f"the campaign could not run: {exc}"), {}
+    lines, kinds = per_point(outcome)
+    summary = {"run_dir": str(run_dir), "mode": mode, "faults": len(rules), "anomalies": dict(kinds)}
+    if outcome.verdict == "unknown":
+        why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
+        return (
+            CheckResult(CHECK_ID, "error", f"no verdict: {why[0]}", (*why[1:5], f"run directory: {run_dir}")),
+            summary,
+        )
+    found = [(kind, f"{n} {kind} row(s)") for kind, n in kinds.items()]
+    ok = f"{len(rules)} fault(s), one per crash point ({mode}): the output stayed exactly-once at every one"
+    result = judge(
+        probe,
+        CHECK_ID,
+        found,
+        ok,
+        f"faults at crash points changed what readers see ({', '.join(f'{n} {k}' for k, n in kinds.items())} rows)",
+        "make the replay of a batch (same id, same rows) a no-op, and publish atomically in commit()",
+    )
+    result = dataclasses.replace(result, details=(*lines, f"run directory: {run_dir}"), observed=tuple(sorted(kinds)))
+    return result, summary

@@ -1,0 +1,106 @@
+"""The sink under test as a harness scenario, so the runner can crash it.
+
+The runner and every child driver look scenarios up by import path
+(``harness.conformance.sink_scenario:SINK_UNDER_TEST``); this module builds
+that scenario on first access from the JSON in the environment variable
+``HARNESS_CONFORMANCE_SINK`` (set by :func:`exported` before the runner
+starts, inherited by the drivers). The pipeline is the replayable source's
+integer columns (``partition, offset, seq, key, value``) into the user's sink:
+a ``DataSourceStreamWriter`` wrapped in the ``crash_injecting`` format, or a
+``foreachBatch`` function wrapped by ``crash_injecting_foreach_batch``. What
+the sink made visible is what the user's read-back function returns for the
+sink's ``path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.conformance.task_sim import COLUMNS
+from scenarios.base import Scenario, SinkContext
+from scenarios.python_sink_transactional import PYTHON_SINK_POINTS
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.types import StructType
+
+ENV = "HARNESS_CONFORMANCE_SINK"
+NAME = "SINK_UNDER_TEST"
+REF = f"{__name__}:{NAME}"
+#: Every crash point a Python sink (either kind) fed by the replayable source reaches.
+SINK_POINTS = PYTHON_SINK_POINTS
+
+
+@contextmanager
+def exported(config: Mapping[str, Any]) -> Iterator[str]:
+    """Set ``HARNESS_CONFORMANCE_SINK`` for the duration (drivers inherit it); yields the scenario reference.
+    ``config``: ``kind`` (``datasource`` | ``foreach_batch``), ``target`` and ``read_back`` (``module:attr``),
+    ``options``, ``guarantee``."""
+    old = os.environ.get(ENV)
+    os.environ[ENV] = json.dumps(dict(config))
+    try:
+        yield REF
+    finally:
+        if old is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = old
+
+
+def sink_path(ctx: SinkContext) -> str:
+    return str(Path(ctx.output) / "sink")
+
+
+def build(config: Mapping[str, Any]) -> Scenario:
+    from harness.conformance.loading import load
+
+    kind, options = config["kind"], dict(config.get("options") or {})
+    read_back = load(config["read_back"], "read-back function")[0]
+
+    def transform(df: DataFrame) -> DataFrame:
+        return df.select(*COLUMNS)
+
+    def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
+        if kind == "datasource":
+            from scenarios.python_sink_transactional import crash_injecting_sink
+
+            return crash_injecting_sink(writer, ctx, config["target"]).options(**options).option("path", sink_path(ctx))
+        from fault_injectors.sinks import crash_injecting_foreach_batch
+
+        factory = load(config["target"], "foreachBatch factory")[0]
+        return writer.foreachBatch(crash_injecting_foreach_batch(factory(sink_path(ctx), **options), ctx.faults))
+
+    def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
+        rows = [tuple(r.get(c) for c in schema.names) for r in read_back(sink_path(ctx))]
+        return spark.createDataFrame(rows, schema)
+
+    # A wrapped DataSourceStreamWriter fires sink.write.* inside its own write() (where a sink that publishes
+    # early is caught), not in the source's read(); older Scenario versions lack the switch.
+    extra = {"source_write_points": False} if kind == "datasource" and hasattr(Scenario, "source_write_points") else {}
+    return Scenario(
+        name="sink_under_test",
+        summary=f"replayable source -> {config['target']} (declared {config.get('guarantee', 'exactly-once')})",
+        guarantee=config.get("guarantee", "exactly-once"),
+        kill_points=SINK_POINTS,
+        transform=transform,
+        attach_sink=attach_sink,
+        read_output=read_output,
+        max_rows_per_batch=20,
+        rows_per_round=(30, 50),
+        **extra,
+    )
+
+
+def __getattr__(name: str) -> Scenario:
+    if name != NAME:
+        raise AttributeError(name)
+    raw = os.environ.get(ENV)
+    if not raw:
+        raise AttributeError(f"{NAME}: environment variable {ENV} is not set (use sink_scenario.exported)")
+    return build(json.loads(raw))

@@ -1,0 +1,145 @@
+"""Running every sink check on one sink: the library entry point behind
+``python -m harness check-sink`` and the pytest base class.
+
+:func:`check_sink` runs the protocol checks (:mod:`.sink_checks`), the
+``crash-points`` campaign (:mod:`.sink_campaign`), then ``declared-guarantee``:
+the guarantee the sink actually showed (from the anomaly kinds every check
+observed: :func:`~harness.conformance.guarantees.from_kinds`) must satisfy the
+declared one. The report's ``guarantee`` says both.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.conformance.guarantees import check_declared, from_kinds, satisfies
+from harness.conformance.loading import Ref, add_import_root, ref_of
+from harness.conformance.results import CheckResult, ConformanceReport, run_check
+from harness.conformance.sink_campaign import CHECK_ID as CRASH_ID
+from harness.conformance.sink_campaign import run_crash_points
+from harness.conformance.sink_checks import PROTOCOL_CHECKS, ReadBack, SinkProbe, SinkUnderTest
+from harness.conformance.sink_scenario import SINK_POINTS
+
+GUARANTEE_ID = "declared-guarantee"
+SINK_CHECK_IDS: tuple[str, ...] = (*PROTOCOL_CHECKS, CRASH_ID, GUARANTEE_ID)
+
+
+class _Spark:
+    """The SparkSession foreachBatch checks need: the active one, else one built (and stopped) here."""
+
+    def __init__(self) -> None:
+        self.session: Any = None
+        self.owned = False
+
+    def __call__(self) -> Any:
+        if self.session is None:
+            from pyspark.sql import SparkSession
+
+            self.session = SparkSession.getActiveSession()
+            if self.session is None:
+                from harness.session import build_session
+
+                self.session, self.owned = build_session("harness-check-sink"), True
+        return self.session
+
+    def close(self) -> None:
+        if self.owned and self.session is not None:
+            self.session.stop()
+        self.session, self.owned = None, False
+
+
+def declared_result(declared: str, checks: Sequence[CheckResult]) -> tuple[CheckResult, dict[str, Any]]:
+    kinds = sorted({k for c in checks for k in c.observed if k != "leftover"})
+    measured = from_kinds(kinds)
+    ran = [c.id for c in checks if c.status in ("pass", "fail", "warn")]
+    basis = f"from {len(ran)} check(s) that ran" + ("" if CRASH_ID in ran else "; crash-points did not run")
+    evidence = ", ".join(f"{c.id}: {'/'.join(c.observed)}" for c in checks if c.observed) or "no anomaly observed"
+    info = {"declared": declared, "measured": measured, "evidence": evidence, "basis": basis}
+    if satisfies(measured, declared):
+        return CheckResult(GUARANTEE_ID, "pass", f"declared {declared}; measured {measured} ({basis})"), info
+    return (
+        CheckResult(
+            GUARANTEE_ID,
+            "fail",
+            f"declared {declared} but the sink showed {measured} ({basis})",
+            (f"anomalies seen: {', '.join(kinds)}", evidence),
+            fix=f"fix the failing checks, or declare the guarantee the sink gives ({measured})",
+            observed=tuple(kinds),
+        ),
+        info,
+    )
+
+
+def check_sink(
+    target: Any,
+    read_back: ReadBack,
+    options: Mapping[str, str] | None = None,
+    *,
+    guarantee: str = "exactly-once",
+    faults: str = "mixed",
+    points: Sequence[str] = SINK_POINTS,
+    target_ref: Ref | None = None,
+    read_back_ref: Ref | None = None,
+    workdir: Path | None = None,
+    skip: Iterable[str] = (),
+    crash_points: bool = True,
+    seed: int = 5,
+    echo: Callable[[str], None] | None = None,
+) -> ConformanceReport:
+    """All sink checks of ``target`` (a ``DataSource`` subclass with a stream
+    writer, or a foreachBatch factory ``factory(path, **options)``), read back
+    through ``read_back(path)``. ``crash_points=False`` (or skipping the id)
+    leaves out the Spark campaign. The work directory is a temp dir removed at
+    the end unless ``workdir`` is given (or a check failed: its run is kept)."""
+    echo = echo or (lambda m: print(m, file=sys.stderr, flush=True))
+    declared = check_declared(guarantee)
+    unknown = sorted(set(skip) - set(SINK_CHECK_IDS))
+    if unknown:
+        raise ValueError(f"unknown check id(s) {unknown}; known: {', '.join(SINK_CHECK_IDS)}")
+    t_ref, r_ref = target_ref or ref_of(target), read_back_ref or ref_of(read_back)
+    for r in (t_ref, r_ref):
+        add_import_root(r.root)
+    sink = SinkUnderTest(target, read_back, dict(options or {}), t_ref, r_ref)
+    own = workdir is None
+    root = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="harness-check-sink-"))
+    t0 = time.monotonic()
+    report = ConformanceReport(t_ref.spec, "sink")
+    spark = _Spark()
+    probe = SinkProbe(sink, root / "protocol", declared, spark)
+    try:
+        echo(f"check-sink {report.subject} ({sink.kind}, declared {declared}): protocol checks")
+        for cid, fn in PROTOCOL_CHECKS.items():
+            skipped = cid in skip
+            report.checks.append(
+                CheckResult(cid, "skip", "skipped on request") if skipped else run_check(cid, lambda fn=fn: fn(probe))
+            )
+        spark.close()
+        if CRASH_ID in skip or not crash_points:
+            report.checks.append(CheckResult(CRASH_ID, "skip", "skipped on request (Spark campaign disabled)"))
+        else:
+            echo(f"check-sink {report.subject}: one {faults} fault per crash point ({len(points)} points)")
+            config = {
+                "kind": sink.kind,
+                "target": t_ref.spec,
+                "read_back": r_ref.spec,
+                "options": sink.options,
+                "guarantee": declared,
+            }
+            result, summary = run_crash_points(probe, config, root, points=points, mode=faults, seed=seed, echo=echo)
+            report.checks.append(result)
+            if result.status == "pass" and not own:
+                shutil.rmtree(summary.get("run_dir", root / "campaign"), ignore_errors=True)
+        g_result, report.guarantee = declared_result(declared, report.checks)
+        report.checks.append(g_result if GUARANTEE_ID not in skip else CheckResult(GUARANTEE_ID, "skip", "on request"))
+    finally:
+        spark.close()
+        report.duration_s = time.monotonic() - t0
+        if own and report.exit_code == 0:
+            shutil.rmtree(root, ignore_errors=True)
+    return report
