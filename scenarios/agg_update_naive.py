@@ -9,9 +9,10 @@ and nothing records which batches were applied, so when Spark replays a batch
 whose merge had committed, its counts are added twice. (An update-mode upsert
 that *replaces* values, as in ``agg_watermark_update``, survives replays; it is
 the accumulation that breaks.)
-Faults: SIGKILL while planning, after ``offsets/N``, before the function runs,
-and after the merge committed but before Spark writes ``commits/N``
-(``sink.commit.after``: the replay double-counts batch N), after ``commits/N``.
+Faults: SIGKILL at every crash point a ``foreachBatch`` sink reaches: planning,
+after ``offsets/N``, in the read tasks, before the function runs, after the
+merge committed but before Spark writes ``commits/N`` (``sink.commit.after``:
+the replay double-counts batch N), after ``commits/N``.
 Guarantee checked: exactly-once, which this sink does *not* give.
 Pass condition for the harness: after a ``sink.commit.after`` kill of a batch
 with data the run is flagged (a group's aggregate differs from the oracle);
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.agg_watermark_append import GROUP, SOURCE, aggregate
-from scenarios.agg_watermark_update import FOREACH_BATCH_POINTS, TABLE, ensure_table, quote, read_table
+from scenarios.agg_watermark_update import TABLE, ensure_table, quote, read_table
 from scenarios.base import OracleContext, Scenario, SinkContext
 from scenarios.sinks._sql import encode_row
 from scenarios.sinks.sqlite_upsert import connect
@@ -39,6 +40,20 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
     from pyspark.sql.types import StructType
+
+
+#: The streaming query is stateless (no no-data batches): every crash point of a ``foreachBatch`` sink.
+FOREACH_BATCH_POINTS = (
+    "source.latest_offset",
+    "after_offsets_logged",
+    "source.read",
+    "sink.write.start",
+    "sink.write.mid",
+    "sink.write.end",
+    "sink.commit.before",
+    "sink.commit.after",
+    "after_commit_logged",
+)
 
 
 def merge_additively(

@@ -2,30 +2,31 @@
 
 Purpose: the canonical stateful pipeline. ``withWatermark("event_time", 5 s)``,
 10-second tumbling windows per ``key``, ``count`` and ``sum(value)``; in
-append mode a window's row is written once, when the watermark closes it.
-Faults: SIGKILL of the driver's process groups while the next batch is
-planned (``source.latest_offset``), after ``offsets/N`` is logged, after the
-file sink logged ``_spark_metadata/N`` but before ``commits/N``
-(``sink.commit.after``, reached by the checkpoint watcher) and after
-``commits/N`` is logged. On restart Spark reloads state version N and re-runs
-batch N; the file sink skips a batch its log already holds.
+append mode a window's row is written once, by the batch whose watermark
+closes it (``window.end <= watermark``).
+Faults: SIGKILL of the driver's process groups while the next batch is planned
+(``source.latest_offset``), after ``offsets/N`` is logged, in the middle of
+batch N (``source.read``, ``sink.write.start|mid|end``: in a stateful query
+these fire in the source's read tasks, the stage before the shuffle, so no
+state of batch N is committed yet) and after ``commits/N``. On restart Spark
+reloads state version N and re-runs batch N with the watermark logged in
+``offsets/N``.
 Guarantee checked: exactly-once: every closed window's row is visible exactly
 once, with the aggregate of exactly the input rows of that window and key.
 Pass condition: the rows readable through the sink equal, as a multiset, the
-same aggregation in batch mode over exactly the input added, restricted to
-the windows the final watermark has closed (``window.end <= watermark``).
-Requirements: none. The source has one partition and event time jitter
-(``disorder_ms``) below the watermark delay, so no row is ever behind the
-watermark: Spark drops such rows, and which rows those are depends on batch
-boundaries, which no batch oracle can know. With two partitions advancing
-unevenly under one watermark that would happen, hence one partition.
-
-Crash points not planned here: ``source.read`` and ``sink.write.*`` fire in
-the source's read tasks, which for a stateful query are the pre-shuffle stage
-(nothing durable differs from ``after_offsets_logged``), and only in batches
-that read data, while Spark inserts a no-data batch (watermark advance) after
-each run that the schedule's batch ids do not predict: a read-task kill planned
-for such a batch id would never fire.
+same aggregation in batch mode over exactly the input added, restricted to the
+windows closed by the watermark of the run's last batch, computed from the
+input and the offset log alone (see :func:`closed_windows`).
+Requirements: none. No-data batches are off
+(``spark.sql.streaming.noDataMicroBatches.enabled=false``): Spark would add a
+batch without input after each run to advance the watermark, which the
+harness's schedules (kills at predicted batch ids) do not predict and in which
+no source hook runs (a soft fault there could never fire); windows then close
+when later data arrives. ``agg_watermark_update`` keeps them on. The source
+has one partition and event-time jitter (``disorder_ms``) below the delay, so
+no row is ever behind the watermark: Spark drops such rows, and which ones
+depends on batch boundaries. With two partitions advancing unevenly under one
+watermark that would happen, hence one partition.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
+from harness.inspector.checkpoint import read_batches
+from scenarios.admission import Offsets, offsets_from_json
 from scenarios.base import OracleContext, Scenario, SinkContext
 
 if TYPE_CHECKING:
@@ -43,12 +46,24 @@ if TYPE_CHECKING:
 
 WINDOW = "10 seconds"
 WATERMARK_DELAY = "5 seconds"
+DELAY_MS = 5_000
 #: Output columns that identify one aggregate row (a group).
 GROUP = ("window_start", "window_end", "key")
 #: Event time advances 1 s per offset; jitter stays below the watermark delay.
 SOURCE = {"num_keys": 4, "event_time_step_ms": 1_000, "disorder_ms": 3_000}
-#: Crash points every batch reaches, data or no-data (see the module docstring).
-FILE_SINK_POINTS = ("source.latest_offset", "after_offsets_logged", "sink.commit.after", "after_commit_logged")
+#: Every batch reads data with no-data batches off, so every crash point of the replayable source is reached.
+#: (The file sink's ``sink.commit.after`` is not: only the checkpoint watcher reaches it, and it cannot ``raise``.)
+READ_POINTS = (
+    "source.latest_offset",
+    "after_offsets_logged",
+    "source.read",
+    "sink.write.start",
+    "sink.write.mid",
+    "sink.write.end",
+    "after_commit_logged",
+)
+#: Batches only when data arrived: what the schedule predicts, and a source hook in every batch.
+NO_DATA_BATCHES_OFF = {"spark.sql.streaming.noDataMicroBatches.enabled": "false"}
 
 
 def aggregate(df: DataFrame) -> DataFrame:
@@ -69,13 +84,37 @@ def aggregate(df: DataFrame) -> DataFrame:
     )
 
 
+def last_batch_start(checkpoint: str) -> Offsets | None:
+    """Start offsets (per source partition) of the newest committed batch in the
+    offset log; ``None`` without one."""
+    committed = [r for r in read_batches(checkpoint) if r.commit is not None and r.offsets is not None]
+    if not committed:
+        return None
+    start = committed[-1].start[0] if committed[-1].start else None
+    return offsets_from_json(start or {})
+
+
 def closed_windows(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
-    """The batch aggregation over all input, keeping the windows Spark's append
-    mode has emitted by the end of the run: a window's state is evicted and
-    emitted when ``window.end <= watermark`` (``WatermarkSupport.watermarkExpression``,
-    ``LessThanOrEqual(window.end, watermarkMs)``), and the run ends with the
-    no-data batch that applies the final watermark (``ctx.watermark_ms``)."""
-    watermark = F.timestamp_millis(F.lit(ctx.watermark_ms))
+    """The batch aggregation over all input, keeping the windows the run's last
+    batch had closed. Append mode emits a window when its state is evicted,
+    ``window.end <= watermark`` (``WatermarkSupport.watermarkExpression``:
+    ``LessThanOrEqual(window.end, watermarkMs)``). The watermark a batch uses is
+    the newest event time of all earlier batches minus the delay; earlier
+    batches hold exactly the input before the last batch's start offsets, so
+    it is computed here from the input and the offset log, not taken from
+    Spark's watermark (``ctx.watermark_ms``). No earlier batch: nothing closed.
+    (With no-data batches on, the last batch would be one and its start the
+    end of all input: the same formula.)"""
+    start = last_batch_start(ctx.checkpoint)
+    if not start:
+        return aggregate(batch_input).limit(0)
+    before = F.lit(False)
+    for partition, offset in start.items():
+        before = before | ((F.col("partition") == partition) & (F.col("offset") < offset))
+    newest = batch_input.where(before).agg(F.unix_millis(F.max("event_time")).alias("ms")).first()
+    if newest is None or newest["ms"] is None:
+        return aggregate(batch_input).limit(0)
+    watermark = F.timestamp_millis(F.lit(newest["ms"] - DELAY_MS))
     return aggregate(batch_input).where(F.col("window_end") <= watermark)
 
 
@@ -91,7 +130,7 @@ SCENARIO = Scenario(
     name="agg_watermark_append",
     summary="10 s windowed count/sum with watermark, append mode -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=FILE_SINK_POINTS,
+    kill_points=READ_POINTS,
     transform=aggregate,
     attach_sink=attach_sink,
     read_output=read_output,
@@ -102,4 +141,5 @@ SCENARIO = Scenario(
     identity=GROUP,
     oracle=closed_windows,
     source_overrides=SOURCE,
+    confs=NO_DATA_BATCHES_OFF,
 )

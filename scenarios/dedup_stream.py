@@ -8,8 +8,9 @@ or replayed dedup state would show as a missing or a repeated key. Dedup key:
 watermark (``withWatermark("slot", 20 s)``): about 20 input rows share a slot,
 so duplicates arrive both within a batch and in later batches.
 Faults: SIGKILL while planning (``source.latest_offset``), after ``offsets/N``,
-after the file sink logged ``_spark_metadata/N`` but before ``commits/N``
-(``sink.commit.after``), after ``commits/N``.
+in the middle of batch N (``source.read``, ``sink.write.*``: the read stage
+before the shuffle) and after ``commits/N``; no-data batches off, as in
+``agg_watermark_append`` (and why).
 Guarantee checked: exactly-once: each distinct ``(key, bucket, slot)`` of the
 input is visible exactly once.
 Pass condition: the rows readable through the sink equal, as a multiset, the
@@ -20,7 +21,7 @@ other columns of the kept row are not a function of the input.
 Requirements: none. One source partition and a 20-s delay: a slot never goes
 back more than one slot (10 s) behind the newest slot seen (jitter 3 s), so no
 row is ever behind the watermark (Spark would drop it; which rows depends on
-batch boundaries). See ``agg_watermark_append`` for the crash points left out.
+batch boundaries).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from scenarios.agg_watermark_append import FILE_SINK_POINTS, SOURCE
+from scenarios.agg_watermark_append import NO_DATA_BATCHES_OFF, READ_POINTS, SOURCE
 from scenarios.base import OracleContext, Scenario, SinkContext
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ SCENARIO = Scenario(
     name="dedup_stream",
     summary="dropDuplicates(key, value % 3, 10 s slot) with watermark -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=FILE_SINK_POINTS,
+    kill_points=READ_POINTS,
     transform=dedup,
     attach_sink=attach_sink,
     read_output=read_output,
@@ -85,4 +86,5 @@ SCENARIO = Scenario(
     identity=DEDUP_KEY,
     oracle=distinct_keys,
     source_overrides=SOURCE,
+    confs=NO_DATA_BATCHES_OFF,
 )

@@ -5,8 +5,8 @@ a key is emitted and the key is kept in state until the watermark reaches the
 row's event time plus the delay; later rows of the key are dropped meanwhile.
 Dedup key: ``key``, ``bucket = value % 3`` and ``slot`` (start of the 10-s
 window of ``event_time``); watermark ``withWatermark("event_time", 15 s)``.
-Faults: as ``dedup_stream`` (planning, after ``offsets/N``, after the file
-sink's ``_spark_metadata/N``, after ``commits/N``).
+Faults: as ``dedup_stream`` (planning, after ``offsets/N``, mid-batch in the
+read stage, after ``commits/N``; no-data batches off).
 Guarantee checked: exactly-once for what Spark guarantees: "events are
 deduplicated as long as the time distance of earliest and latest events are
 smaller than the delay threshold of watermark" (``dropDuplicatesWithinWatermark``
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scenarios.agg_watermark_append import FILE_SINK_POINTS, SOURCE
+from scenarios.agg_watermark_append import NO_DATA_BATCHES_OFF, READ_POINTS, SOURCE
 from scenarios.base import Scenario
 from scenarios.dedup_stream import DEDUP_KEY, attach_sink, distinct_keys, read_output, with_dedup_columns
 
@@ -48,7 +48,7 @@ SCENARIO = Scenario(
     name="dedup_within_watermark",
     summary="dropDuplicatesWithinWatermark(key, value % 3, 10 s slot) -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=FILE_SINK_POINTS,
+    kill_points=READ_POINTS,
     transform=dedup_within_watermark,
     attach_sink=attach_sink,
     read_output=read_output,
@@ -59,4 +59,5 @@ SCENARIO = Scenario(
     identity=DEDUP_KEY,
     oracle=distinct_keys,
     source_overrides=SOURCE,
+    confs=NO_DATA_BATCHES_OFF,
 )

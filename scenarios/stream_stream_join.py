@@ -6,8 +6,9 @@ the time-range condition. Left = rows of source partition 0, right = rows of
 partition 1 of the same replayable source, each with ``withWatermark(.., 10 s)``;
 joined on ``key`` and ``r_time BETWEEN l_time - 5 s AND l_time + 5 s``.
 Faults: SIGKILL while planning (``source.latest_offset``), after ``offsets/N``,
-after the file sink logged ``_spark_metadata/N`` but before ``commits/N``
-(``sink.commit.after``), after ``commits/N``.
+in the middle of batch N (``source.read``, ``sink.write.*``: the read stage
+before the shuffle; the source is scanned once per side) and after
+``commits/N``; no-data batches off, as in ``agg_watermark_append`` (and why).
 Guarantee checked: exactly-once: every matching (left row, right row) pair of
 the input is visible exactly once.
 Pass condition: the rows readable through the sink equal, as a multiset, the
@@ -19,8 +20,7 @@ Requirements: none. The two partitions may advance unevenly (each round adds a
 different amount per partition), but the query's watermark is the *minimum*
 of the two sides' (``spark.sql.streaming.multipleWatermarkPolicy=min``, the
 default), and each side is in event-time order up to a 2-s jitter, below the
-10-s delay, so no row is ever behind the watermark. See
-``agg_watermark_append`` for the crash points left out.
+10-s delay, so no row is ever behind the watermark.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from scenarios.agg_watermark_append import FILE_SINK_POINTS
+from scenarios.agg_watermark_append import NO_DATA_BATCHES_OFF, READ_POINTS
 from scenarios.base import Scenario, SinkContext
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ SCENARIO = Scenario(
     name="stream_stream_join",
     summary="inner join p0 x p1 on key, |dt| <= 5 s, watermarks -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=FILE_SINK_POINTS,
+    kill_points=READ_POINTS,
     transform=join,
     attach_sink=attach_sink,
     read_output=read_output,
@@ -84,4 +84,5 @@ SCENARIO = Scenario(
     rows_per_round=(15, 30),
     identity=PAIR,
     source_overrides={"num_keys": 6, "event_time_step_ms": 1_000, "disorder_ms": 2_000},
+    confs=NO_DATA_BATCHES_OFF,
 )

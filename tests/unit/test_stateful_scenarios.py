@@ -120,12 +120,25 @@ def test_rows_of_one_dedup_key_lie_within_the_within_watermark_delay(seed: int, 
     assert max(max(v) - min(v) for v in times.values()) < 15_000
 
 
-def test_kill_points_are_known_and_reached_by_every_batch() -> None:
-    read_task_points = {"source.read", "sink.write.start", "sink.write.mid", "sink.write.end"}
+FILE_SINK = (agg_watermark_append.SCENARIO, dedup_stream.SCENARIO, dedup_within_watermark.SCENARIO, ssj.SCENARIO)
+IN_DATA_BATCHES_ONLY = {"after_offsets_logged", "source.read", "sink.write.start", "sink.write.mid", "sink.write.end"}
+
+
+def test_every_planned_point_can_fire_with_either_action_in_every_batch() -> None:
+    """The chaos engine plans kills *and* raised exceptions at predicted batch ids."""
+    no_data_off = {"spark.sql.streaming.noDataMicroBatches.enabled": "false"}
     for sc in STATEFUL:
         assert set(sc.kill_points) <= set(CRASH_POINTS), sc.name
-        assert not set(sc.kill_points) & read_task_points, sc.name  # absent from no-data batches
         assert sc.guarantee == ("at-least-once" if sc is naive.SCENARIO else "exactly-once")
+    for sc in FILE_SINK:
+        # Only data batches (the ones the schedule predicts), each reaching every source hook; the file
+        # sink's commit point is reached by the checkpoint watcher alone, which cannot raise.
+        assert dict(sc.confs) == no_data_off, sc.name
+        assert set(sc.kill_points) == set(agg_watermark_append.READ_POINTS), sc.name
+    # No-data batches on: no source method runs inside them, foreachBatch does.
+    update = agg_watermark_update.SCENARIO
+    assert not update.confs and not set(update.kill_points) & IN_DATA_BATCHES_ONLY
+    assert {"sink.commit.before", "sink.commit.after"} <= set(update.kill_points)
 
 
 # -- SQLite sinks ------------------------------------------------------------------------------------------------------
