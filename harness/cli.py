@@ -212,6 +212,39 @@ def _register_chaos() -> None:
 _register_chaos()
 
 
+def _register_conformance() -> None:
+    """``check-source``, ``check-sink`` and ``certify`` (harness/conformance/cli.py, imported lazily)."""
+    from harness.conformance import cli as conformance
+
+    COMMANDS.setdefault(
+        "check-source",
+        (
+            "check a Python streaming source against the conformance kit",
+            conformance.add_check_source,
+            conformance.cmd_check_source,
+        ),
+    )
+    COMMANDS.setdefault(
+        "check-sink",
+        (
+            "check a Python streaming sink or foreachBatch function against the conformance kit",
+            conformance.add_check_sink,
+            conformance.cmd_check_sink,
+        ),
+    )
+    COMMANDS.setdefault(
+        "certify",
+        (
+            "measure the guarantees of Spark's built-in sources and sinks under SIGKILLs vs the docs",
+            conformance.add_certify,
+            conformance.cmd_certify,
+        ),
+    )
+
+
+_register_conformance()
+
+
 def _register_bench() -> None:
     """``bench`` (harness/bench.py, imported lazily)."""
 

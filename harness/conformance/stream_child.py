@@ -12,7 +12,8 @@ Line protocol as in ``harness.driver`` (stdout is moved to stderr; answers go to
 a private copy of fd 1): ``{"cmd": "run"}`` runs the query with
 ``Trigger.AvailableNow`` (checkpoint watcher armed with the run's fault plan)
 and answers ``caught_up``; ``{"cmd": "check"}`` writes ``oracle/expected.parquet``
-and ``oracle/observed.parquet``; ``{"cmd": "exit"}`` stops. The run directory
+and ``oracle/observed.parquet``; ``{"cmd": "warm"}`` starts the Python workers
+(a standby driver does this while it waits); ``{"cmd": "exit"}`` stops. The run directory
 holds ``stream.json`` (the :func:`source spec <read_spec>`), ``checkpoint/``,
 ``output/``, ``faults/``.
 """
@@ -138,6 +139,12 @@ class StreamChild:
         return {"event": "checked", **counts}
 
 
+def warm(spark: SparkSession) -> dict[str, Any]:
+    """Start the Python workers with a throw-away job (a standby does this while it waits)."""
+    spark.createDataFrame([(1,), (2,)], "x INT").rdd.map(lambda r: r[0] + 1).collect()
+    return {"event": "warmed"}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     run_dir = Path(args[0])
@@ -159,7 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         if cmd == "exit":
             break
         try:
-            reply = child.run() if cmd == "run" else child.check() if cmd == "check" else {"event": "error"}
+            if cmd == "warm":
+                reply = warm(spark)
+            elif cmd in ("run", "check"):
+                reply = child.run() if cmd == "run" else child.check()
+            else:
+                reply = {"event": "error", "message": f"unknown command {cmd!r}"}
         except Exception as exc:
             first = str(exc).split("\n=== Streaming Query ===")[0]
             reply = {"event": "error", "message": first, "traceback": traceback.format_exc()}

@@ -42,10 +42,10 @@ class ChildDriver:
     """``python -m harness.conformance.stream_child RUN_DIR`` in its own session, line protocol."""
 
     def __init__(self, paths: RunPaths, incarnation: int, token: str) -> None:
-        self.name, self.token = f"driver-{incarnation}", token
+        self.name, self.token = f"driver-{incarnation}", f"{token}.{incarnation}"
         self.log_path = paths.driver_log(incarnation)
         env = spark_env()
-        env[RUN_TOKEN_ENV] = token
+        env[RUN_TOKEN_ENV] = self.token
         env["PYTHONPATH"] = os.pathsep.join([*env["PYTHONPATH"].split(os.pathsep), os.getcwd()])
         cmd = [sys.executable, "-m", "harness.conformance.stream_child", str(paths.root)]
         with open(self.log_path, "ab") as log:
@@ -89,6 +89,7 @@ class ChildDriver:
             return None
 
     def kill(self) -> None:
+        """SIGKILL this driver's group and every process carrying its own token (not the standby's)."""
         kill_group(self.proc.pid)
         self.proc.wait()
         kill_token(self.token)
@@ -126,6 +127,10 @@ class StreamRun:
         self.history = History(self.paths.history)
         self.token, self.incarnation = new_token(), 0
         self.child: ChildDriver | None = None
+        #: With ``use_standby``, a second driver started (and warmed) while the active one runs, to take over
+        #: after a kill. Off by default: on a busy 2-core machine the extra JVM slowed runs down (measured).
+        self.standby: ChildDriver | None = None
+        self.use_standby = False
         self.rules: list[FaultRule] = []
         self.ledger_seen = 0
         #: Called after a driver died, before the next one starts (data arriving while it was down).
@@ -140,23 +145,39 @@ class StreamRun:
         FaultPlan(tuple(self.rules)).save(self.paths.faults / "plan.json")
         self.echo(f"  armed k{seq}: kill at {point} of batch {batch}")
 
-    def _ensure_child(self) -> ChildDriver:
-        if self.child is not None:
-            return self.child
-        self.incarnation += 1
-        t0 = time.monotonic()
-        child = ChildDriver(self.paths, self.incarnation, self.token)
+    def _await(self, child: ChildDriver, event: str) -> dict[str, Any]:
         msg = child.receive(STARTUP_TIMEOUT_S)
-        if msg is None or msg.get("event") != "ready":
+        if msg is None or msg.get("event") != event:
             child.kill()
             reason = (msg or {}).get("message", "it exited before answering")
             raise RuntimeError(f"{child.name} failed to start: {reason}\n  log: {child.log_path}\n{child.log_tail()}")
-        startup = time.monotonic() - t0
+        return msg
+
+    def _spawn(self) -> ChildDriver:
+        self.incarnation += 1
+        return ChildDriver(self.paths, self.incarnation, self.token)
+
+    def _ensure_child(self) -> ChildDriver:
+        """The active driver; after a kill the warm standby takes over (a new standby starts behind it)."""
+        if self.child is not None:
+            return self.child
+        t0 = time.monotonic()
+        child, self.standby = self.standby, None
+        if child is not None:
+            msg = self._await(child, "ready")
+            self._await(child, "warmed")
+        else:
+            child = self._spawn()
+            msg = self._await(child, "ready")
+        waited = time.monotonic() - t0
         self.outcome.driver_starts += 1
-        started = {"driver": child.name, "pid": msg["pid"], "startup_s": startup}
+        started = {"driver": child.name, "pid": msg["pid"], "startup_s": waited}
         self.history.append("ok", "runner", "start_driver", started)
-        self.echo(f"  {child.name} ready ({startup:.1f} s)")
+        self.echo(f"  {child.name} ready (waited {waited:.1f} s)")
         self.child = child
+        if self.use_standby:
+            self.standby = self._spawn()
+            self.standby.send({"cmd": "warm"})
         return child
 
     def _merge_faults(self, proc: str) -> list[dict[str, Any]]:
@@ -199,12 +220,14 @@ class StreamRun:
         raise RuntimeError(f"'{cmd}' did not complete after {len(self.rules) + 2} driver starts")
 
     def close(self) -> None:
-        if self.child is not None:
-            if self.child.send({"cmd": "exit"}):
-                self.child.wait_exit(60)
-            self.child.kill()
-            self.child = None
-        kill_token(self.token)
+        children = [c for c in (self.child, self.standby) if c is not None]
+        self.child = self.standby = None
+        for c in children:
+            c.send({"cmd": "exit"})
+        for c in children:
+            c.wait_exit(60)
+            c.kill()
+        kill_token(self.token, prefix=True)
         self.history.close()
 
 

@@ -1,0 +1,349 @@
+"""``python -m harness certify``: the guarantee each built-in source and sink *actually*
+shows under real SIGKILLs, next to the guarantee the documentation states.
+
+Every row is one real run with kill/restart (nothing is looked up or assumed):
+sinks through the harness runner (replayable source -> the sink, one kill per
+listed crash point, point *i* in batch *i*); sources through the end-to-end
+source runs (the source -> the exactly-once parquet file sink, with data also
+arriving while a driver is down). The documented guarantee is data with its
+citation (:mod:`.documented`). Status per row: ``agrees``; ``stronger`` (the
+measurement satisfies the documented guarantee and is stronger: these faults
+did not expose the documented weakness); ``contradicts`` (the measurement
+violates the documented guarantee); ``not measured`` (no verdict). Every
+status but ``agrees`` is flagged.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.conformance.documented import DOCUMENTED, REPLAYABLE
+from harness.conformance.guarantees import NONE, from_kinds, satisfies
+from harness.conformance.timeline import Timeline, anomaly_counts, build_timeline
+
+SOURCE_KILLS = ("after_offsets_logged", "after_commit_logged")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One certify row: ``scenario`` for a sink row (runner), ``source`` for a source row."""
+
+    key: str
+    kind: str
+    name: str
+    kill_points: tuple[str, ...]
+    scenario: str | None = None
+    source: str | None = None
+    needs: Callable[[], str | None] | None = None
+
+
+def _postgres_missing() -> str | None:
+    from scenarios.sinks.pg_cluster import unavailable_reason
+
+    return unavailable_reason()
+
+
+CS = "harness.conformance.certify_scenarios"
+ROWS: tuple[Row, ...] = (
+    Row("source:rate", "source", "rate", SOURCE_KILLS, source="rate"),
+    Row("source:rate-micro-batch", "source", "rate-micro-batch", SOURCE_KILLS, source="rate-micro-batch"),
+    Row("source:file", "source", "file source (json)", SOURCE_KILLS, source="file"),
+    Row("sink:file", "sink", "file sink (parquet)", ("sink.write.mid", "sink.commit.after"), "file_sink_stateless"),
+    Row(
+        "sink:foreachBatch-naive",
+        "sink",
+        "foreachBatch, appending (no batch-id dedup)",
+        ("sink.write.mid", "sink.commit.after"),
+        "foreachbatch_append_naive",
+    ),
+    Row(
+        "sink:foreachBatch-idempotent",
+        "sink",
+        "foreachBatch, idempotent by batch id (upsert_into_sqlite)",
+        ("sink.write.mid", "sink.commit.after"),
+        "foreachbatch_sqlite_upsert",
+    ),
+    Row(
+        "sink:foreach",
+        "sink",
+        "foreach (naive ForeachWriter)",
+        ("after_offsets_logged", "sink.commit.after"),
+        f"{CS}:FOREACH",
+    ),
+    Row("sink:memory", "sink", "memory sink", ("after_offsets_logged",), f"{CS}:MEMORY"),
+    Row("sink:console", "sink", "console sink", ("after_offsets_logged", "sink.commit.after"), f"{CS}:CONSOLE"),
+    Row(
+        "reference:transactional-files",
+        "reference",
+        "TransactionalFileSink (Python sink)",
+        ("sink.write.mid", "sink.commit.after"),
+        "python_sink_transactional",
+    ),
+    Row(
+        "reference:publish-in-write",
+        "reference",
+        "PublishInWriteSink (Python sink)",
+        ("sink.write.mid", "sink.commit.after"),
+        "python_sink_publish_in_write",
+    ),
+    Row(
+        "reference:postgres-upsert",
+        "reference",
+        "foreachBatch upsert_into_postgres",
+        ("sink.write.mid", "sink.commit.after"),
+        "foreachbatch_postgres_upsert",
+        needs=_postgres_missing,
+    ),
+)
+ROW_KEYS = tuple(r.key for r in ROWS)
+
+
+def status_of(documented: str, measured: str | None) -> str:
+    if measured is None:
+        return "not measured"
+    if documented == REPLAYABLE:
+        return "agrees" if measured == REPLAYABLE else "contradicts"
+    if measured == documented:
+        return "agrees"
+    return "stronger" if satisfies(measured, documented) else "contradicts"
+
+
+def _sink_rules(scenario: str, points: Sequence[str], seed: int) -> tuple[list[Any], int]:
+    from fault_injectors.plan import FaultRule
+    from harness.schedule import build_schedule
+    from harness.spec import RunSpec
+    from scenarios import get_scenario
+
+    sc = get_scenario(scenario)
+    rounds = 2
+    batches = build_schedule(RunSpec(scenario, seed, 0, rounds), sc).predicted_batches
+    rules = []
+    for i, point in enumerate(points):
+        partition = after = None
+        if point == "sink.write.mid":
+            start, end = batches[i]
+            partition = max(end, key=lambda p: end[p] - start[p])
+            after = (end[partition] - start[partition]) * sc.rows_per_offset // 2
+        rules.append(FaultRule(f"c{i + 1}", point, i, partition, after))
+    return rules, rounds
+
+
+def measure_sink(row: Row, run_dir: Path, seed: int, pool: Any, echo: Callable[[str], None]) -> dict[str, Any]:
+    """One runner run of the row's scenario in ``run_dir``, on the shared driver ``pool``."""
+    from harness.rundir import RunPaths
+    from harness.runner import HarnessError, Runner
+    from harness.spec import RunSpec
+
+    assert row.scenario is not None
+    rules, rounds = _sink_rules(row.scenario, row.kill_points, seed)
+    try:
+        outcome = Runner(RunSpec(row.scenario, seed, 0, rounds, tuple(rules)), RunPaths(run_dir), echo, pool).execute()
+    except HarnessError as exc:
+        return {"measured": None, "error": str(exc), "anomalies": [], "kills": 0, "verdict": "unknown"}
+    result = outcome.result
+    anomalies = [a.__dict__ | {"fault": None} for a in result.anomalies] if result else []
+    kinds = sorted(result.counts()) if result else []
+    if outcome.query_failed:
+        measured: str | None = NONE
+        note = f"the query refused to continue after a restart: {(outcome.error or '').splitlines()[0]}"
+    elif outcome.verdict in ("exactly-once", "violated"):
+        measured, note = (
+            from_kinds(kinds),
+            ", ".join(f"{n} {k}" for k, n in (result.counts() if result else {}).items()),
+        )
+    else:
+        measured, note = None, (outcome.error or "no verdict").splitlines()[0]
+    return {
+        "measured": measured,
+        "error": None if measured else note,
+        "note": note,
+        "anomalies": anomalies,
+        "kills": len(outcome.kills_fired),
+        "verdict": outcome.verdict,
+        "kill_points": [f"{k['point']}@{k['batch']}" for k in outcome.kills_fired],
+    }
+
+
+def source_spec(kind: str, workdir: Path) -> tuple[dict[str, Any], Callable[[int], dict[str, Any]]]:
+    """The end-to-end run spec and data feeder of a built-in source."""
+    if kind == "rate":
+
+        def wait(r: int) -> dict[str, Any]:
+            time.sleep(1.5)  # the rate source's data is the clock: let seconds pass
+            return {"waited_s": 1.5}
+
+        return {
+            "kind": "rate",
+            "format": "rate",
+            "options": {"rowsPerSecond": "10", "numPartitions": "2"},
+            "compare": ["value"],
+        }, wait
+    if kind == "rate-micro-batch":
+        opts = {"rowsPerBatch": "20", "numPartitions": "2", "startTimestamp": "0", "advanceMillisPerBatch": "1000"}
+        return {
+            "kind": kind,
+            "format": kind,
+            "options": opts,
+            "compare": ["timestamp", "value"],
+            "identity": ["value"],
+        }, lambda r: {}
+    inp = workdir / "input"
+    inp.mkdir(parents=True, exist_ok=True)
+
+    def write_file(r: int) -> dict[str, Any]:
+        tmp = workdir / f".r{r}.json"  # written outside the directory, then moved in atomically
+        tmp.write_text("".join(json.dumps({"id": r * 1000 + i, "v": f"r{r}-{i}"}) + "\n" for i in range(20)))
+        tmp.replace(inp / f"r{r}.json")
+        return {"file": f"r{r}.json", "rows": 20}
+
+    return {
+        "kind": "file",
+        "format": "json",
+        "options": {"maxFilesPerTrigger": "1"},
+        "schema": "id BIGINT, v STRING",
+        "input": str(inp),
+    }, write_file
+
+
+def measure_source(row: Row, run_dir: Path, echo: Callable[[str], None]) -> dict[str, Any]:
+    from harness.conformance.stream_runs import run_stream
+
+    assert row.source is not None
+    spec, feed = source_spec(row.source, run_dir.parent / f"{run_dir.name}-data")
+    outcome = run_stream(run_dir, spec, feed, 2, row.kill_points, echo)
+    result = outcome.result
+    anomalies = [a.__dict__ | {"fault": None} for a in result.anomalies] if result else []
+    if outcome.verdict == "unknown":
+        return {
+            "measured": None,
+            "error": (outcome.error or "no verdict").splitlines()[0],
+            "anomalies": anomalies,
+            "kills": len(outcome.kills_fired),
+            "verdict": "unknown",
+        }
+    assert result is not None
+    counts = result.counts()
+    measured = REPLAYABLE if not counts else "not replayable"
+    note = ", ".join(f"{n} {k}" for k, n in counts.items()) or f"{result.observed_rows} rows, none lost or duplicated"
+    return {
+        "measured": measured,
+        "error": None,
+        "note": note,
+        "anomalies": anomalies,
+        "kills": len(outcome.kills_fired),
+        "verdict": outcome.verdict,
+        "kill_points": [f"{k['point']}@{k['batch']}" for k in outcome.kills_fired],
+    }
+
+
+def run_certify(
+    only: Sequence[str] | None,
+    workdir: Path,
+    *,
+    seed: int = 1,
+    keep: bool = False,
+    echo: Callable[[str], None] = print,
+) -> tuple[list[dict[str, Any]], dict[str, Timeline]]:
+    """Measure every row (or those in ``only``); returns table rows and timelines by row key."""
+    from harness.pool import DriverPool
+    from harness.session import DEFAULT_MASTER
+
+    rows = [r for r in ROWS if only is None or r.key in only]
+    table, timelines = [], {}
+    # One driver pool for every sink row, with a warm standby: a row starts on the previous row's driver and a
+    # killed driver is replaced by one whose JVM and Python workers are already up. Each kill is still a SIGKILL.
+    pool = DriverPool(workdir / "drivers", DEFAULT_MASTER, {}, standby=True)
+    try:
+        for row in rows:
+            table.append(_measure_row(row, workdir, seed, keep, pool, timelines, echo))
+    finally:
+        pool.close()
+    return table, timelines
+
+
+def _measure_row(
+    row: Row,
+    workdir: Path,
+    seed: int,
+    keep: bool,
+    pool: Any,
+    timelines: dict[str, Timeline],
+    echo: Callable[[str], None],
+) -> dict[str, Any]:
+    """Measure one row; its timeline goes into ``timelines``; its run directory is removed unless ``keep``."""
+    doc = DOCUMENTED[row.key]
+    t0 = time.monotonic()
+    reason = row.needs() if row.needs else None
+    run_dir = workdir / row.key.replace(":", "-")
+    if reason:
+        got: dict[str, Any] = {"measured": None, "error": f"skipped: {reason}", "anomalies": [], "kills": 0}
+    else:
+        echo(f"certify {row.key}: {len(row.kill_points)} kill(s) at {', '.join(row.kill_points)}")
+        if row.kind == "source":
+            got = measure_source(row, run_dir, echo)
+        else:
+            got = measure_sink(row, run_dir, seed, pool, echo)
+    status = status_of(doc.level, got["measured"])
+    evidence = got.get("note") or got.get("error") or ""
+    if got.get("kill_points"):
+        evidence = f"{got['kills']} kill(s) ({', '.join(got['kill_points'])}); {evidence}"
+    out = {
+        "key": row.key,
+        "kind": row.kind,
+        "name": row.name,
+        "documented": doc.level,
+        "quote": doc.quote,
+        "where": doc.where,
+        "measured": got["measured"] or "not measured",
+        "status": status,
+        "evidence": evidence,
+        "error": got.get("error"),
+        "kills": got["kills"],
+        "duration_s": time.monotonic() - t0,
+    }
+    if run_dir.exists():
+        counts = anomaly_counts(got["anomalies"])
+        timelines[row.key] = build_timeline(run_dir, row.name, got.get("verdict", "unknown"), counts)
+        if not keep:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            shutil.rmtree(run_dir.parent / f"{run_dir.name}-data", ignore_errors=True)
+    echo(f"certify {row.key}: measured {out['measured']}, documented {doc.level} -> {status}")
+    return out
+
+
+def render_table(rows: Sequence[dict[str, Any]], total_s: float) -> str:
+    flags = [r for r in rows if r["status"] != "agrees"]
+    head = (
+        f"certify: {len(rows)} row(s) in {total_s:.0f} s; "
+        f"{sum(r['status'] == 'agrees' for r in rows)} agree with the documentation, {len(flags)} flagged"
+    )
+    widths = (10, 44, 14, 15, 26)
+    lines = [
+        head,
+        "  "
+        + "  ".join(
+            h.ljust(w)
+            for h, w in zip(("kind", "source / sink", "documented", "measured", "status"), widths, strict=True)
+        ),
+    ]
+    for r in rows:
+        flag = "" if r["status"] == "agrees" else "FLAG "
+        cells = (r["kind"], r["name"], r["documented"], r["measured"], flag + r["status"])
+        lines.append("  " + "  ".join(str(c)[:w].ljust(w) for c, w in zip(cells, widths, strict=True)))
+    lines.append("evidence:")
+    lines += [f"  {r['key']}: {r['evidence']}" for r in rows]
+    lines.append("documented = " + "; ".join(sorted({r["where"].split(" > ")[0] for r in rows})))
+    return "\n".join(lines)
+
+
+def exit_code(rows: Sequence[dict[str, Any]]) -> int:
+    """0 every row measured and none contradicts its documentation; 1 a contradiction; 2 a row not measured."""
+    if any(r["status"] == "contradicts" for r in rows):
+        return 1
+    return 2 if any(r["status"] == "not measured" and not str(r["error"]).startswith("skipped") for r in rows) else 0

@@ -1,0 +1,190 @@
+"""``python -m harness check-source | check-sink | certify`` (registered by ``harness/cli.py``).
+
+Exit codes: 0 conforming (certify: every row measured, none contradicts its
+documentation), 1 violations (certify: a contradiction), 2 could not run (bad
+input, a check that could not run, certify: a row not measured). Input errors
+are one line naming the argument and what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _fail(message: str) -> int:
+    print(f"harness: {message}", file=sys.stderr)
+    return 2
+
+
+def _echo(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _ids(text: str | None) -> list[str]:
+    return [s.strip() for s in (text or "").split(",") if s.strip()]
+
+
+def _write_json(path: Path | None, doc: Any) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=2, default=str))
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--options", nargs="*", action="extend", default=[], metavar="K=V", help="connector options")
+    p.add_argument("--skip", default=None, metavar="ID[,ID]", help="check ids to leave out")
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the report as JSON here")
+    p.add_argument("--keep", type=Path, default=None, metavar="DIR", help="work directory to keep (default: temp)")
+
+
+def add_check_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", help="path/to/module.py:DataSourceClass (or package.module:Class)")
+    p.add_argument(
+        "--context",
+        default=None,
+        metavar="MODULE:FACTORY",
+        help="external context factory feeding the source test data (default: none)",
+    )
+    p.add_argument("--kills", type=int, default=2, help="SIGKILLs in the end-to-end check (default 2)")
+    _common(p)
+
+
+def cmd_check_source(args: argparse.Namespace) -> int:
+    from harness.conformance.loading import LoadError, load, parse_options
+    from harness.conformance.source_suite import check_source
+
+    try:
+        cls, ref = load(args.source, "source")
+        context = load(args.context, "--context")[0] if args.context else None
+        options = parse_options(args.options)
+        if args.kills < 0:
+            raise LoadError("--kills must be >= 0")
+        report = check_source(
+            cls, options, context, ref=ref, workdir=args.keep, skip=_ids(args.skip), kills=args.kills, echo=_echo
+        )
+    except (LoadError, TypeError, ValueError) as exc:
+        return _fail(str(exc).splitlines()[0])
+    print(report.render_text())
+    _write_json(args.json, report.to_json())
+    return report.exit_code
+
+
+def add_check_sink(p: argparse.ArgumentParser) -> None:
+    from harness.conformance.sink_campaign import MODES
+
+    p.add_argument("sink", help="path/to/module.py:DataSourceClass, or a foreachBatch factory factory(path, **options)")
+    p.add_argument(
+        "--read-back",
+        required=True,
+        metavar="MODULE:FUNCTION",
+        help="function(path) -> rows (dicts) the sink has made visible to its readers",
+    )
+    p.add_argument(
+        "--guarantee",
+        default="exactly-once",
+        choices=("exactly-once", "at-least-once"),
+        help="the guarantee the sink declares (default exactly-once)",
+    )
+    p.add_argument(
+        "--faults",
+        default="mixed",
+        choices=MODES,
+        help="crash-points campaign: mixed (SIGKILL at sink.write.mid and sink.commit.after, exceptions "
+        "elsewhere; default), soft (exceptions only), hard (SIGKILL everywhere)",
+    )
+    p.add_argument("--points", default=None, metavar="POINT[,POINT]", help="crash points (default: all a sink reaches)")
+    p.add_argument("--seed", type=int, default=5, help="seed of the campaign's data")
+    _common(p)
+
+
+def cmd_check_sink(args: argparse.Namespace) -> int:
+    from harness.conformance.loading import LoadError, load, parse_options
+    from harness.conformance.sink_scenario import SINK_POINTS
+    from harness.conformance.sink_suite import check_sink
+
+    try:
+        target, t_ref = load(args.sink, "sink")
+        read_back, r_ref = load(args.read_back, "--read-back")
+        if not callable(read_back):
+            raise LoadError(f"--read-back {args.read_back!r} is not a function of the sink's path")
+        points = tuple(_ids(args.points)) or SINK_POINTS
+        report = check_sink(
+            target,
+            read_back,
+            parse_options(args.options),
+            guarantee=args.guarantee,
+            faults=args.faults,
+            points=points,
+            target_ref=t_ref,
+            read_back_ref=r_ref,
+            workdir=args.keep,
+            skip=_ids(args.skip),
+            seed=args.seed,
+            echo=_echo,
+        )
+    except (LoadError, TypeError, ValueError) as exc:
+        return _fail(str(exc).splitlines()[0])
+    print(report.render_text())
+    _write_json(args.json, report.to_json())
+    return report.exit_code
+
+
+def add_certify(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the table and timelines as JSON")
+    p.add_argument("--html", type=Path, default=None, metavar="PATH", help="write the HTML report with timelines")
+    p.add_argument("--only", default=None, metavar="KEY[,KEY]", help="measure only these rows (see --list)")
+    p.add_argument("--list", action="store_true", help="list the rows and their documented guarantees, run nothing")
+    p.add_argument("--seed", type=int, default=1, help="seed of the sink runs' data")
+    p.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep every run directory here")
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    import pyspark
+
+    from harness.conformance.certify import ROW_KEYS, ROWS, exit_code, render_table, run_certify
+    from harness.conformance.documented import DOCUMENTED
+    from harness.conformance.html_report import render_html
+
+    if args.list:
+        for r in ROWS:
+            d = DOCUMENTED[r.key]
+            print(f"{r.key:<32} {d.level:<14} {d.quote}  [{d.where}]")
+        return 0
+    only = _ids(args.only) or None
+    unknown = sorted(set(only or ()) - set(ROW_KEYS))
+    if unknown:
+        return _fail(f"--only {unknown}: unknown row(s); known: {', '.join(ROW_KEYS)}")
+    work = args.keep or Path(tempfile.mkdtemp(prefix="harness-certify-"))
+    t0 = time.monotonic()
+    rows, timelines = run_certify(only, Path(work), seed=args.seed, keep=args.keep is not None, echo=_echo)
+    total = time.monotonic() - t0
+    print(render_table(rows, total))
+    meta = (
+        f"PySpark {pyspark.__version__}, local[2]; one run per row with real SIGKILLs; {len(rows)} row(s) "
+        f"in {total:.0f} s; seed {args.seed}"
+    )
+    _write_json(
+        args.json,
+        {
+            "rows": rows,
+            "duration_s": round(total, 1),
+            "meta": meta,
+            "timelines": {k: t.to_json() for k, t in timelines.items()},
+        },
+    )
+    if args.html is not None:
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        args.html.write_text(
+            render_html("Structured Streaming guarantees: documented vs measured", meta, rows, timelines)
+        )
+    if args.keep is None:
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+    return exit_code(rows)
