@@ -115,6 +115,7 @@ def parse_console(text: str) -> dict[int, list[list[list[str]]]]:
                 else:
                     rows.append(cells)
             elif line and not line.startswith("---"):
+                i -= 1  # not part of this table (e.g. the next header after a table cut short): look at it again
                 break
         if borders == 3 and header is not None:
             tables.setdefault(int(m.group(1)), []).append([header, *rows])

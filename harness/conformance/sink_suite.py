@@ -22,7 +22,7 @@ from harness.conformance.guarantees import check_declared, from_kinds, satisfies
 from harness.conformance.loading import Ref, add_import_root, ref_of
 from harness.conformance.results import CheckResult, ConformanceReport, run_check
 from harness.conformance.sink_campaign import CHECK_ID as CRASH_ID
-from harness.conformance.sink_campaign import run_crash_points
+from harness.conformance.sink_campaign import MODES, run_crash_points
 from harness.conformance.sink_checks import PROTOCOL_CHECKS, ReadBack, SinkProbe, SinkUnderTest
 from harness.conformance.sink_scenario import SINK_POINTS
 
@@ -102,6 +102,11 @@ def check_sink(
     unknown = sorted(set(skip) - set(SINK_CHECK_IDS))
     if unknown:
         raise ValueError(f"unknown check id(s) {unknown}; known: {', '.join(SINK_CHECK_IDS)}")
+    bad_points = sorted(set(points) - set(SINK_POINTS))
+    if bad_points or not points:
+        raise ValueError(f"--points {bad_points}: not crash points a sink reaches; known: {', '.join(SINK_POINTS)}")
+    if faults not in MODES:
+        raise ValueError(f"--faults {faults!r}: choose one of {', '.join(MODES)}")
     t_ref, r_ref = target_ref or ref_of(target), read_back_ref or ref_of(read_back)
     for r in (t_ref, r_ref):
         add_import_root(r.root)

@@ -1,0 +1,120 @@
+"""pytest base classes: a connector's own test suite runs the whole kit in a few lines.
+
+    from harness.conformance.pytest_kit import SinkConformance, SourceConformance
+
+    class TestMySource(SourceConformance):
+        source = MyDataSource            # a DataSource subclass
+        context = my_context_factory     # optional: feeds test data (see harness.conformance.contexts)
+        options = {"region": "test"}     # optional
+
+    class TestMySink(SinkConformance):
+        sink = MySinkDataSource          # or a foreachBatch factory factory(path, **options)
+        read_back = read_my_sink         # read_back(path) -> rows (dicts) readers see
+        guarantee = "exactly-once"       # or "at-least-once"
+
+Each subclass gets one test per check id (``test_check[offsets-json]``, ...):
+the checks run once per class (class-scoped fixture), each test then reports
+its check: passed, failed with the evidence and the fix, or skipped with the
+reason. Optional attributes: ``skip`` (check ids), sources ``end_to_end``
+(default True) and ``kills``; sinks ``faults`` (``mixed`` | ``soft`` |
+``hard``), ``points`` and ``crash_points`` (default True).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from harness.conformance.results import CheckResult, ConformanceReport
+from harness.conformance.sink_suite import SINK_CHECK_IDS
+from harness.conformance.source_suite import SOURCE_CHECK_IDS
+
+
+def _attr(cls: type, name: str, default: Any = None) -> Any:
+    """A class attribute as written (a function stays a function, not a bound method)."""
+    try:
+        value = inspect.getattr_static(cls, name)
+    except AttributeError:
+        return default
+    return value.__func__ if isinstance(value, staticmethod | classmethod) else value
+
+
+def report_check(result: CheckResult) -> None:
+    """Turn one check result into a pytest outcome."""
+    if result.status == "skip":
+        pytest.skip(f"{result.id}: {result.summary}")
+    if result.status in ("fail", "error"):
+        lines = [f"{result.id} {result.status}: {result.summary}", *(f"  - {d}" for d in result.details)]
+        if result.fix:
+            lines.append(f"  fix: {result.fix}")
+        pytest.fail("\n".join(lines), pytrace=False)
+
+
+class SourceConformance:
+    """Base class for a source's conformance tests (set ``source``; see the module docstring)."""
+
+    source: Any = None
+
+    @pytest.fixture(scope="class")
+    def conformance_report(
+        self, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    ) -> Iterator[ConformanceReport]:
+        from harness.conformance.source_suite import check_source
+
+        cls = request.cls
+        source = _attr(cls, "source")
+        if source is None:
+            pytest.fail(f"{cls.__name__}: set the class attribute 'source' to your DataSource subclass", pytrace=False)
+        yield check_source(
+            source,
+            _attr(cls, "options", {}),
+            _attr(cls, "context"),
+            workdir=tmp_path_factory.mktemp(cls.__name__),
+            skip=_attr(cls, "skip", ()),
+            end_to_end=_attr(cls, "end_to_end", True),
+            kills=_attr(cls, "kills", 2),
+            echo=lambda m: None,
+        )
+
+    @pytest.mark.parametrize("check_id", SOURCE_CHECK_IDS)
+    def test_check(self, conformance_report: ConformanceReport, check_id: str) -> None:
+        report_check(conformance_report.by_id(check_id))
+
+
+class SinkConformance:
+    """Base class for a sink's conformance tests (set ``sink`` and ``read_back``; see the module docstring)."""
+
+    sink: Any = None
+    read_back: Any = None
+    guarantee = "exactly-once"
+
+    @pytest.fixture(scope="class")
+    def conformance_report(
+        self, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    ) -> Iterator[ConformanceReport]:
+        from harness.conformance.sink_scenario import SINK_POINTS
+        from harness.conformance.sink_suite import check_sink
+
+        cls = request.cls
+        sink, read_back = _attr(cls, "sink"), _attr(cls, "read_back")
+        if sink is None or read_back is None:
+            pytest.fail(f"{cls.__name__}: set the class attributes 'sink' and 'read_back'", pytrace=False)
+        yield check_sink(
+            sink,
+            read_back,
+            _attr(cls, "options", {}),
+            guarantee=_attr(cls, "guarantee", "exactly-once"),
+            faults=_attr(cls, "faults", "mixed"),
+            points=_attr(cls, "points", SINK_POINTS),
+            workdir=tmp_path_factory.mktemp(cls.__name__),
+            skip=_attr(cls, "skip", ()),
+            crash_points=_attr(cls, "crash_points", True),
+            echo=lambda m: None,
+        )
+
+    @pytest.mark.parametrize("check_id", SINK_CHECK_IDS)
+    def test_check(self, conformance_report: ConformanceReport, check_id: str) -> None:
+        report_check(conformance_report.by_id(check_id))
