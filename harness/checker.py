@@ -11,6 +11,7 @@ that batch. The checker never raises: an internal error yields
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import traceback
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,7 +20,21 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 Verdict = Literal["exactly-once", "violated", "unknown"]
-KINDS = ("lost", "duplicate", "phantom", "replay-divergent")
+#: Anomaly kinds, in report order. ``wrong-value``: a group (identity columns that
+#: are not row provenance, e.g. window + key of an aggregate) is visible with
+#: other values than the oracle's (e.g. a replayed batch counted twice).
+#: ``uncommitted-visible``: a visible row of a batch the checkpoint never
+#: committed. ``offset-regression``: the checkpoint's offsets move backwards.
+KINDS = (
+    "lost",
+    "duplicate",
+    "wrong-value",
+    "phantom",
+    "replay-divergent",
+    "uncommitted-visible",
+    "offset-regression",
+)
+PROVENANCE = ("partition", "offset", "seq")
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,10 @@ class Anomaly:
     row: dict[str, Any]
     offset_range: dict[str, list[int]] | None = None
     fault: FaultRef | None = None
+    #: For ``wrong-value``: the row readers see instead of ``row`` (the expected one).
+    observed_row: dict[str, Any] | None = None
+    #: For anomalies found in the checkpoint: what the inspector said.
+    detail: str | None = None
 
 
 @dataclass
@@ -117,11 +136,19 @@ def check_exactly_once(
     *,
     batches: Sequence[BatchSpan] = (),
     faults: Sequence[FaultRef] = (),
-    identity: Sequence[str] = ("partition", "offset", "seq"),
+    identity: Sequence[str] = PROVENANCE,
+    checkpoint_anomalies: Sequence[Anomaly] = (),
 ) -> CheckResult:
-    """Compare ``observed`` with ``expected`` as multisets of rows."""
+    """Compare ``observed`` with ``expected`` as multisets of rows.
+
+    ``checkpoint_anomalies`` (e.g. ``offset-regression`` found by the
+    inspector) are added as they are; any anomaly makes the run violated."""
     try:
-        return _check(list(expected), list(observed), batches, faults, tuple(identity))
+        result = _check(list(expected), list(observed), batches, faults, tuple(identity))
+        if checkpoint_anomalies:
+            result.anomalies = [*result.anomalies, *checkpoint_anomalies]
+            result.valid = False
+        return result
     except Exception as exc:
         return CheckResult("unknown", error=f"checker crashed: {exc!r}\n{traceback.format_exc()}")
 
@@ -136,21 +163,41 @@ def _check(
     exp, obs = Counter(map(_key, expected)), Counter(map(_key, observed))
     exp_ids = {tuple(dict(k).get(c) for c in identity) for k in exp}
     index = _BatchIndex(batches)
-    anomalies = []
-    for key in sorted(set(exp) | set(obs), key=repr):
+    grouped = tuple(identity) != PROVENANCE
+    anomalies: list[Anomaly] = []
+    # Groups (non-provenance identity): a missing expected row and an extra
+    # observed row with the same identity are one wrong value, not two anomalies.
+    extra_by_id: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    if grouped:
+        for key in obs:
+            if obs[key] > exp.get(key, 0) and exp.get(key, 0) == 0:
+                row = dict(key)
+                extra_by_id.setdefault(tuple(row.get(c) for c in identity), []).append(row)
+    paired: set[tuple[tuple[str, Any], ...]] = set()
+    # Missing rows first, so that extras of the same group are paired before being judged.
+    for key in sorted(set(exp) | set(obs), key=lambda k: (obs.get(k, 0) >= exp.get(k, 0), repr(k))):
         e, o = exp.get(key, 0), obs.get(key, 0)
-        if e == o:
+        if e == o or key in paired:
             continue
         row = dict(key)
-        if o < e:
+        ident = tuple(row.get(c) for c in identity)
+        observed_row = None
+        if o < e and grouped and extra_by_id.get(ident):
+            kind, observed_row = "wrong-value", extra_by_id[ident].pop(0)
+            paired.add(_key(observed_row))
+        elif o < e:
             kind = "lost"
         elif e > 0:
             kind = "duplicate"
         else:
-            ident = tuple(row.get(c) for c in identity)
-            kind = "replay-divergent" if ident in exp_ids else "phantom"
+            kind = "replay-divergent" if ident in exp_ids and not grouped else "phantom"
         part, off, seq = row.get("partition"), row.get("offset"), row.get("seq")
         batch = index.locate(part, off)
+        fault = (
+            _preceding_fault(faults, batch.batch_id)
+            if batch
+            else (max(faults, key=lambda f: f.history_index) if faults and grouped else None)
+        )
         anomalies.append(
             Anomaly(
                 kind=kind,
@@ -164,9 +211,15 @@ def _check(
                 offset_range={str(p): [batch.start.get(p, 0), batch.end[p]] for p in sorted(batch.end)}
                 if batch
                 else None,
-                fault=_preceding_fault(faults, batch.batch_id if batch else None),
+                fault=fault,
+                observed_row=observed_row,
             )
         )
+    for a in list(anomalies):  # rows readers see from a batch the checkpoint never committed
+        if a.kind in ("duplicate", "phantom") and a.batch_id is not None:
+            span = next(b for b in index.batches if b.batch_id == a.batch_id)
+            if not span.committed:
+                anomalies.append(dataclasses.replace(a, kind="uncommitted-visible"))
     anomalies.sort(key=lambda a: (KINDS.index(a.kind), a.batch_id or -1, a.partition or 0, a.offset or 0, a.seq or 0))
     return CheckResult(not anomalies, anomalies, sum(exp.values()), sum(obs.values()))
 

@@ -29,6 +29,11 @@ def _anomaly_line(a: Anomaly) -> str:
     if a.offset_range:
         rng = " offsets " + ", ".join(f"p{p}:[{s},{e})" for p, (s, e) in a.offset_range.items())
     fault = f"; after fault #{a.fault.history_index} ({a.fault.description})" if a.fault else "; no fault preceded it"
+    if a.detail:
+        return f"  - {where}{fault}\n      {a.detail}"
+    if a.observed_row is not None:
+        diff = " ".join(f"{k}={a.row.get(k)}->{v}" for k, v in a.observed_row.items() if a.row.get(k) != v)
+        return f"  - {where}{rng}: {diff}{fault}\n      expected {_row(a.row)}"
     count = f" seen {a.observed_count}x, expected {a.expected_count}x"
     return f"  - {where}{rng}:{count}{fault}\n      {_row(a.row)}"
 

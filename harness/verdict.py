@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.checker import BatchSpan, CheckResult, FaultRef, check_exactly_once
+from harness.checker import Anomaly, BatchSpan, CheckResult, FaultRef, check_exactly_once
 from harness.inspector import CheckpointError, read_batches
 from scenarios.admission import offsets_from_json
 
@@ -56,4 +56,42 @@ def check_run_dir(
     except (OSError, CheckpointError, ValueError) as exc:
         return CheckResult("unknown", error=f"could not read the run's output or checkpoint: {exc}")
     refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in faults]
-    return check_exactly_once(expected, observed, batches=spans, faults=refs, identity=identity)
+    return check_exactly_once(
+        expected,
+        observed,
+        batches=spans,
+        faults=refs,
+        identity=identity,
+        checkpoint_anomalies=checkpoint_anomalies(checkpoint, refs),
+    )
+
+
+def checkpoint_anomalies(checkpoint: str | os.PathLike[str], faults: Sequence[FaultRef] = ()) -> list[Anomaly]:
+    """``offset-regression`` anomalies from the inspector: offsets that move
+    backwards make Spark re-read rows (or skip them) without any error."""
+    from harness.inspector import inspect_checkpoint
+
+    try:
+        report = inspect_checkpoint(checkpoint, verify_checksums=False)
+    except CheckpointError:
+        return []
+    out = []
+    for f in report.violations:
+        if f.id != "offset-regression":
+            continue
+        before = [x for x in faults if f.batch_id is None or x.batch_id <= f.batch_id]
+        out.append(
+            Anomaly(
+                kind="offset-regression",
+                batch_id=f.batch_id,
+                partition=None,
+                offset=None,
+                seq=None,
+                expected_count=0,
+                observed_count=0,
+                row={},
+                detail=f.line(),
+                fault=max(before, key=lambda x: x.history_index) if before else None,
+            )
+        )
+    return out

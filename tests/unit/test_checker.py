@@ -58,3 +58,28 @@ def test_checker_crash_is_unknown_never_a_pass() -> None:
     result = check_exactly_once([{"partition": 0, "offset": 0, "seq": 0, "v": [1]}], [])
     assert result.valid == "unknown" and result.verdict == "unknown"
     assert "checker crashed" in (result.error or "")
+
+
+def test_groups_with_other_values_are_one_wrong_value_anomaly() -> None:
+    expected = [{"window": "w1", "key": 1, "count": 7}, {"window": "w1", "key": 2, "count": 3}]
+    observed = [{"window": "w1", "key": 1, "count": 13}, {"window": "w1", "key": 2, "count": 3}]
+    faults = [FaultRef(4, 2, "sink.commit.after", "k1")]
+    result = check_exactly_once(expected, observed, identity=("window", "key"), faults=faults)
+    [a] = result.anomalies
+    assert a.kind == "wrong-value" and a.row["count"] == 7 and a.observed_row == observed[0]
+    assert a.fault is not None and a.fault.history_index == 4  # no batch to locate: the run's last fault
+    assert result.counts() == {"wrong-value": 1}
+
+
+def test_rows_of_an_uncommitted_batch_are_uncommitted_visible() -> None:
+    batches = [BatchSpan(0, {0: 0, 1: 0}, {0: 2, 1: 2}), BatchSpan(1, {0: 2, 1: 2}, {0: 4, 1: 3}, committed=False)]
+    kinds = sorted(a.kind for a in check_exactly_once(EXPECTED, [*EXPECTED, row(0, 3)], batches=batches).anomalies)
+    assert kinds == ["duplicate", "uncommitted-visible"]
+
+
+def test_checkpoint_anomalies_make_the_run_violated() -> None:
+    from harness.checker import Anomaly
+
+    regression = Anomaly("offset-regression", 3, None, None, None, 0, 0, {}, detail="[offset-regression] offsets/3")
+    result = check_exactly_once(EXPECTED, EXPECTED, checkpoint_anomalies=[regression])
+    assert result.verdict == "violated" and result.counts() == {"offset-regression": 1}
