@@ -285,10 +285,19 @@ def _measure_row(
         got: dict[str, Any] = {"measured": None, "error": f"skipped: {reason}", "anomalies": [], "kills": 0}
     else:
         echo(f"certify {row.key}: {len(row.kill_points)} kill(s) at {', '.join(row.kill_points)}")
-        if row.kind == "source":
-            got = measure_source(row, run_dir, echo)
-        else:
-            got = measure_sink(row, run_dir, seed, pool, echo)
+        try:
+            got = (
+                measure_source(row, run_dir, echo)
+                if row.kind == "source"
+                else measure_sink(row, run_dir, seed, pool, echo)
+            )
+        except Exception as exc:  # a harness bug must cost this row its measurement, not the whole table
+            got = {
+                "measured": None,
+                "error": f"the harness failed: {type(exc).__name__}: {exc}",
+                "anomalies": [],
+                "kills": 0,
+            }
     status = status_of(doc.level, got["measured"])
     evidence = got.get("note") or got.get("error") or ""
     if got.get("kill_points"):

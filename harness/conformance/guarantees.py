@@ -19,7 +19,9 @@ LEVELS = (NONE, AT_MOST_ONCE, AT_LEAST_ONCE, EXACTLY_ONCE)
 DECLARABLE = (EXACTLY_ONCE, AT_LEAST_ONCE)
 
 #: Anomaly kinds that mean "a row readers saw too often or that no single run produced".
-EXTRA_KINDS = frozenset({"duplicate", "uncommitted-visible", "replay-divergent", "phantom"})
+EXTRA_KINDS = frozenset(
+    {"duplicate", "uncommitted-visible", "replay-divergent", "phantom", "wrong-value", "offset-regression"}
+)
 #: Anomaly kinds that mean "a row readers never see".
 LOSS_KINDS = frozenset({"lost", "not-recovered"})
 
