@@ -34,7 +34,7 @@ def chaos_specs(
     ref: str | None = None,
 ) -> RunSpec:
     """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
-    0..``max_faults`` faults at distinct (batch, point) pairs, each a hard kill
+    1..``max_faults`` faults (every example exercises a fault) at distinct (batch, point) pairs, each a hard kill
     with probability ``hard_kill_ratio``, and optionally one nemesis from ``nemesis``.
     ``ref`` is how the spec names the scenario (default its name; a user's
     pipeline is named by import path, ``package.module:ATTRIBUTE``)."""
@@ -50,7 +50,7 @@ def chaos_specs(
         predicted += plan_batches(start, available, scenario.max_offsets_per_batch)
     faults: list[FaultRule] = []
     if predicted:
-        n = draw(st.integers(0, min(max_faults, len(predicted) * len(scenario.kill_points))))
+        n = draw(st.integers(min(1, max_faults), min(max_faults, len(predicted) * len(scenario.kill_points))))
         used: set[tuple[int, str]] = set()
         threshold = round((1.0 - hard_kill_ratio) * 100)
         for i in range(n):

@@ -77,3 +77,9 @@ def test_anomaly_keys_ignore_order_and_row_details() -> None:
     a = {"kind": "duplicate", "batch_id": 1, "partition": 0, "offset": 3, "seq": 0, "row": {"x": 1}}
     b = {**a, "offset": 2, "row": {"x": 2}}
     assert anomaly_keys([a, b]) == anomaly_keys([b, {**a, "row": {}}])
+
+
+@settings(max_examples=40, deadline=None)
+@given(chaos_specs(NAIVE, max_faults=2))
+def test_every_drawn_example_has_at_least_one_fault(spec: RunSpec) -> None:
+    assert len(spec.extra_faults) >= 1
