@@ -153,10 +153,10 @@ def measure_sink(row: Row, run_dir: Path, seed: int, pool: Any, echo: Callable[[
         measured: str | None = NONE
         note = f"the query refused to continue after a restart: {(outcome.error or '').splitlines()[0]}"
     elif outcome.verdict in ("exactly-once", "violated"):
-        measured, note = (
-            from_kinds(kinds),
-            ", ".join(f"{n} {k}" for k, n in (result.counts() if result else {}).items()),
-        )
+        counts = result.counts() if result else {}
+        measured, note = from_kinds(kinds), ", ".join(f"{n} {k}" for k, n in counts.items())
+        if not counts and result is not None:
+            note = f"{result.observed_rows} rows, none lost or duplicated"
     else:
         measured, note = None, (outcome.error or "no verdict").splitlines()[0]
     return {
@@ -347,7 +347,8 @@ def render_table(rows: Sequence[dict[str, Any]], total_s: float) -> str:
         lines.append("  " + "  ".join(str(c)[:w].ljust(w) for c, w in zip(cells, widths, strict=True)))
     lines.append("evidence:")
     lines += [f"  {r['key']}: {r['evidence']}" for r in rows]
-    lines.append("documented = " + "; ".join(sorted({r["where"].split(" > ")[0] for r in rows})))
+    cited = sorted({r["where"].split(" > ")[0].split(" (")[0] for r in rows})
+    lines.append("documented: " + "; ".join(cited))
     return "\n".join(lines)
 
 

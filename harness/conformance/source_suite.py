@@ -55,8 +55,8 @@ def check_source(
     """All source checks of ``source_cls`` (a ``DataSource`` subclass) with
     ``options``, fed by ``context`` (a context factory; ``None``: no external
     system). ``skip`` names check ids to leave out; ``end_to_end=False`` skips
-    the Spark-backed check. The work directory is a temp dir removed at the end
-    unless ``workdir`` is given."""
+    the Spark-backed check. The work directory is a temp dir, removed at the end
+    unless ``workdir`` is given or a check did not pass (its evidence names the run directory)."""
     echo = echo or _echo_stderr
     unknown = sorted(set(skip) - set(SOURCE_CHECK_IDS))
     if unknown:
@@ -86,6 +86,6 @@ def check_source(
             )
     finally:
         report.duration_s = time.monotonic() - t0
-        if own_dir:
+        if own_dir and report.exit_code == 0:
             shutil.rmtree(root, ignore_errors=True)
     return report

@@ -1,0 +1,47 @@
+"""The pytest base classes report each check as its own test: passed, failed with
+evidence and fix, or skipped with the reason (run with pytester, no Spark)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+BROKEN_SUITE = """
+from examples.connectors._jsonl import log_context
+from examples.connectors.overlapping_partitions import OverlappingPartitionsSource
+from harness.conformance.pytest_kit import SourceConformance
+
+
+class TestOverlapping(SourceConformance):
+    source = OverlappingPartitionsSource
+    context = log_context
+    end_to_end = False
+"""
+
+MISCONFIGURED = """
+from harness.conformance.pytest_kit import SinkConformance
+
+
+class TestNothing(SinkConformance):
+    pass
+"""
+
+
+def test_broken_source_fails_exactly_its_checks(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_broken=BROKEN_SUITE)
+    result = pytester.runpytest_inprocess("-rfs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=7, failed=2, skipped=2)
+    out = result.stdout.str()
+    assert "FAILED test_broken.py::TestOverlapping::test_check[ranges-contiguous]" in out
+    assert "FAILED test_broken.py::TestOverlapping::test_check[admission-control]" in out
+    assert "ranges-contiguous fail: consecutive offset ranges overlap or leave gaps" in out
+    assert "fix: each partition must cover [start, end) exactly" in out
+    assert "end-to-end: Spark-backed check disabled" in out
+
+
+def test_missing_attributes_fail_with_a_message(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_nothing=MISCONFIGURED)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*set the class attributes 'sink' and 'read_back'*"])
