@@ -59,12 +59,12 @@ class SourceConformance:
     source: Any = None
 
     @pytest.fixture(scope="class")
+    @classmethod
     def conformance_report(
-        self, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+        cls, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     ) -> Iterator[ConformanceReport]:
         from harness.conformance.source_suite import check_source
 
-        cls = request.cls
         source = _attr(cls, "source")
         if source is None:
             pytest.fail(f"{cls.__name__}: set the class attribute 'source' to your DataSource subclass", pytrace=False)
@@ -92,13 +92,13 @@ class SinkConformance:
     guarantee = "exactly-once"
 
     @pytest.fixture(scope="class")
+    @classmethod
     def conformance_report(
-        self, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+        cls, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     ) -> Iterator[ConformanceReport]:
         from harness.conformance.sink_scenario import SINK_POINTS
         from harness.conformance.sink_suite import check_sink
 
-        cls = request.cls
         sink, read_back = _attr(cls, "sink"), _attr(cls, "read_back")
         if sink is None or read_back is None:
             pytest.fail(f"{cls.__name__}: set the class attributes 'sink' and 'read_back'", pytrace=False)

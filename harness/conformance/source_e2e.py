@@ -40,7 +40,7 @@ def describe_anomalies(outcome: StreamOutcome) -> list[str]:
         lines.append(f"{n} {kind} row(s)")
         for a in [a for a in result.anomalies if a.kind == kind][:MAX_EXAMPLES]:
             where = f"batch {a.batch_id}" if a.batch_id is not None else "batch unknown"
-            after = f", after {a.fault.description}" if a.fault else ""
+            after = f", after {a.fault.description}" if a.fault and a.batch_id is not None else ""
             row = " ".join(f"{k}={v}" for k, v in a.row.items())
             lines.append(f"  {where}{after}: seen {a.observed_count}x, expected {a.expected_count}x: {row}")
     return lines
