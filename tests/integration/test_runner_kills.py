@@ -134,3 +134,25 @@ def test_watchdog_kills_a_silent_driver() -> None:
 
 def test_source_config_is_seeded() -> None:
     assert get_scenario("file_sink_stateless").source_config(4) == SourceConfig(seed=4, partitions=2)
+
+
+def test_file_sink_is_exactly_once_at_every_crash_point(tmp_path: Path) -> None:
+    """Seven SIGKILLs, one at each crash point the parquet file sink reaches, in distinct batches."""
+    points = get_scenario("file_sink_stateless").kill_points
+    rc, out, err = harness(
+        "run",
+        "file_sink_stateless",
+        "--seed",
+        "3",
+        "--kills",
+        str(len(points)),
+        "--rounds",
+        "3",
+        "--json",
+        str(tmp_path / "r.json"),
+    )
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert rc == 0, out + err[-3000:]
+    assert sorted(k["point"] for k in doc["kills_fired"]) == sorted(points)
+    assert all(k["action"] == "kill_process_group" for k in doc["kills_fired"])
+    assert doc["verdict"] == "exactly-once" and doc["observed_rows"] == doc["expected_rows"] > 0
