@@ -77,6 +77,17 @@ def run_end_to_end(
     finally:
         ctx.close()
     fired = ", ".join(f"{k['point']} (batch {k['batch']})" for k in outcome.kills_fired) or "none"
+    if outcome.stalls:
+        return CheckResult(
+            CHECK_ID,
+            "fail",
+            f"the query stopped making progress: after round(s) {', '.join(map(str, outcome.stalls))} the context "
+            f"had added data but no new batch was planned (kills so far at {fired})",
+            (f"run directory kept: {outcome.run_dir}",),
+            fix="latestOffset must report new data relative to the `start` Spark passes, also in a reader created "
+            "after a restart; see latest-offset-monotonic / latest-offset-stable",
+            observed=("lost",),
+        )
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
         return CheckResult(

@@ -111,6 +111,8 @@ class StreamOutcome:
     kills_fired: list[dict[str, Any]] = field(default_factory=list)
     driver_starts: int = 0
     duration_s: float = 0.0
+    #: Rounds after which data had been added but the run planned no new batch (the source reported no progress).
+    stalls: list[int] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -310,7 +312,12 @@ def run_stream(
             run.history.append("ok", "runner", "add_data", {"round": r + 1, **fed})
             if r < len(kill_points):
                 run.arm(kill_points[r], r + 1)
+            before = latest_batch_id(run.paths.checkpoint)
             run.drive("run")
+            if latest_batch_id(run.paths.checkpoint) == before and fed.get("rows", 1):
+                run.outcome.stalls.append(r + 1)
+                run.history.append("info", "runner", "stalled", {"round": r + 1, "batch": before})
+                echo(f"  round {r + 1}: data was added but no new batch was planned")
         run.history.append("info", "runner", "heal", {})
         run.drive("run")
         msg = run.drive("check")
