@@ -15,7 +15,6 @@ status but ``agrees`` is flagged.
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -23,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.conformance.certify_runs import measure_sink, measure_source
 from harness.conformance.documented import DOCUMENTED, REPLAYABLE
-from harness.conformance.guarantees import NONE, from_kinds, satisfies
+from harness.conformance.guarantees import satisfies
 from harness.conformance.timeline import Timeline, anomaly_counts, build_timeline
 
 SOURCE_KILLS = ("after_offsets_logged", "after_commit_logged")
@@ -112,134 +112,6 @@ def status_of(documented: str, measured: str | None) -> str:
     if measured == documented:
         return "agrees"
     return "stronger" if satisfies(measured, documented) else "contradicts"
-
-
-def _sink_rules(scenario: str, points: Sequence[str], seed: int) -> tuple[list[Any], int]:
-    from fault_injectors.plan import FaultRule
-    from harness.schedule import build_schedule
-    from harness.spec import RunSpec
-    from scenarios import get_scenario
-
-    sc = get_scenario(scenario)
-    rounds = 2
-    batches = build_schedule(RunSpec(scenario, seed, 0, rounds), sc).predicted_batches
-    rules = []
-    for i, point in enumerate(points):
-        partition = after = None
-        if point == "sink.write.mid":
-            start, end = batches[i]
-            partition = max(end, key=lambda p: end[p] - start[p])
-            after = (end[partition] - start[partition]) * sc.rows_per_offset // 2
-        rules.append(FaultRule(f"c{i + 1}", point, i, partition, after))
-    return rules, rounds
-
-
-def measure_sink(row: Row, run_dir: Path, seed: int, pool: Any, echo: Callable[[str], None]) -> dict[str, Any]:
-    """One runner run of the row's scenario in ``run_dir``, on the shared driver ``pool``."""
-    from harness.rundir import RunPaths
-    from harness.runner import HarnessError, Runner
-    from harness.spec import RunSpec
-
-    assert row.scenario is not None
-    rules, rounds = _sink_rules(row.scenario, row.kill_points, seed)
-    try:
-        outcome = Runner(RunSpec(row.scenario, seed, 0, rounds, tuple(rules)), RunPaths(run_dir), echo, pool).execute()
-    except HarnessError as exc:
-        return {"measured": None, "error": str(exc), "anomalies": [], "kills": 0, "verdict": "unknown"}
-    result = outcome.result
-    anomalies = [a.__dict__ | {"fault": None} for a in result.anomalies] if result else []
-    kinds = sorted(result.counts()) if result else []
-    if outcome.query_failed:
-        measured: str | None = NONE
-        note = f"the query refused to continue after a restart: {(outcome.error or '').splitlines()[0]}"
-    elif outcome.verdict in ("exactly-once", "violated"):
-        counts = result.counts() if result else {}
-        measured, note = from_kinds(kinds), ", ".join(f"{n} {k}" for k, n in counts.items())
-        if not counts and result is not None:
-            note = f"{result.observed_rows} rows, none lost or duplicated"
-    else:
-        measured, note = None, (outcome.error or "no verdict").splitlines()[0]
-    return {
-        "measured": measured,
-        "error": None if measured else note,
-        "note": note,
-        "anomalies": anomalies,
-        "kills": len(outcome.kills_fired),
-        "verdict": outcome.verdict,
-        "kill_points": [f"{k['point']}@{k['batch']}" for k in outcome.kills_fired],
-    }
-
-
-def source_spec(kind: str, workdir: Path) -> tuple[dict[str, Any], Callable[[int], dict[str, Any]]]:
-    """The end-to-end run spec and data feeder of a built-in source."""
-    if kind == "rate":
-
-        def wait(r: int) -> dict[str, Any]:
-            time.sleep(1.5)  # the rate source's data is the clock: let seconds pass
-            return {"waited_s": 1.5}
-
-        return {
-            "kind": "rate",
-            "format": "rate",
-            "options": {"rowsPerSecond": "10", "numPartitions": "2"},
-            "compare": ["value"],
-        }, wait
-    if kind == "rate-micro-batch":
-        opts = {"rowsPerBatch": "20", "numPartitions": "2", "startTimestamp": "0", "advanceMillisPerBatch": "1000"}
-        return {
-            "kind": kind,
-            "format": kind,
-            "options": opts,
-            "compare": ["timestamp", "value"],
-            "identity": ["value"],
-        }, lambda r: {}
-    inp = workdir / "input"
-    inp.mkdir(parents=True, exist_ok=True)
-
-    def write_file(r: int) -> dict[str, Any]:
-        tmp = workdir / f".r{r}.json"  # written outside the directory, then moved in atomically
-        tmp.write_text("".join(json.dumps({"id": r * 1000 + i, "v": f"r{r}-{i}"}) + "\n" for i in range(20)))
-        tmp.replace(inp / f"r{r}.json")
-        return {"file": f"r{r}.json", "rows": 20}
-
-    return {
-        "kind": "file",
-        "format": "json",
-        "options": {"maxFilesPerTrigger": "1"},
-        "schema": "id BIGINT, v STRING",
-        "input": str(inp),
-    }, write_file
-
-
-def measure_source(row: Row, run_dir: Path, echo: Callable[[str], None]) -> dict[str, Any]:
-    from harness.conformance.stream_runs import run_stream
-
-    assert row.source is not None
-    spec, feed = source_spec(row.source, run_dir.parent / f"{run_dir.name}-data")
-    outcome = run_stream(run_dir, spec, feed, 2, row.kill_points, echo)
-    result = outcome.result
-    anomalies = [a.__dict__ | {"fault": None} for a in result.anomalies] if result else []
-    if outcome.verdict == "unknown":
-        return {
-            "measured": None,
-            "error": (outcome.error or "no verdict").splitlines()[0],
-            "anomalies": anomalies,
-            "kills": len(outcome.kills_fired),
-            "verdict": "unknown",
-        }
-    assert result is not None
-    counts = result.counts()
-    measured = REPLAYABLE if not counts else "not replayable"
-    note = ", ".join(f"{n} {k}" for k, n in counts.items()) or f"{result.observed_rows} rows, none lost or duplicated"
-    return {
-        "measured": measured,
-        "error": None,
-        "note": note,
-        "anomalies": anomalies,
-        "kills": len(outcome.kills_fired),
-        "verdict": outcome.verdict,
-        "kill_points": [f"{k['point']}@{k['batch']}" for k in outcome.kills_fired],
-    }
 
 
 def run_certify(

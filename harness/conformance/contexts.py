@@ -99,17 +99,9 @@ def feeds_data(ctx: object) -> bool:
     return bool(getattr(ctx, "feeds_data", True))
 
 
-def options_of(ctx: SourceContext) -> dict[str, str]:
-    return {str(k): str(v) for k, v in dict(ctx.options()).items()}
-
-
 def check_context(ctx: object, where: str) -> SourceContext:
     """``ctx`` if it has the three methods, else a one-line ``TypeError``."""
     missing = [m for m in ("options", "add_data", "close") if not callable(getattr(ctx, m, None))]
     if missing:
         raise TypeError(f"{where} returned {type(ctx).__name__}, which lacks {', '.join(missing)}(); see SourceContext")
     return ctx  # type: ignore[return-value]
-
-
-def as_mapping(value: Mapping[str, str] | None) -> dict[str, str]:
-    return {str(k): str(v) for k, v in (value or {}).items()}

@@ -15,7 +15,7 @@ import importlib
 import inspect
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,11 +118,4 @@ def parse_options(pairs: Iterable[str] | None, what: str = "--options") -> dict[
         if not sep or not key:
             raise LoadError(f"{what} {pair!r}: expected key=value")
         out[key.strip()] = value
-    return out
-
-
-def merged(*options: Mapping[str, str] | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for o in options:
-        out.update({str(k): str(v) for k, v in (o or {}).items()})
     return out

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
@@ -163,10 +162,3 @@ class ConformanceReport:
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, default=str)
-
-
-@contextmanager
-def timed() -> Iterator[Callable[[], float]]:
-    """``with timed() as elapsed: ...; elapsed()`` seconds since entering."""
-    t0 = time.monotonic()
-    yield lambda: time.monotonic() - t0
