@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pyspark.sql.datasource import DataSource
+
 from harness.conformance.guarantees import check_declared, from_kinds, satisfies
 from harness.conformance.loading import Ref, add_import_root, ref_of
 from harness.conformance.results import CheckResult, ConformanceReport, run_check
@@ -111,6 +113,11 @@ def check_sink(
     for r in (t_ref, r_ref):
         add_import_root(r.root)
     sink = SinkUnderTest(target, read_back, dict(options or {}), t_ref, r_ref)
+    if sink.kind == "datasource" and target.streamWriter is DataSource.streamWriter:
+        raise ValueError(
+            f"sink {target.__name__} has no streamWriter(schema, overwrite): implement it, or pass a foreachBatch "
+            "factory instead"
+        )
     own = workdir is None
     root = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="harness-check-sink-"))
     t0 = time.monotonic()

@@ -36,7 +36,12 @@ def make_context(factory: ContextFactory | None, workdir: Path) -> SourceContext
     workdir.mkdir(parents=True, exist_ok=True)
     if factory is None:
         return NullContext(workdir)
-    return check_context(factory(workdir), f"context factory {getattr(factory, '__name__', factory)!r}")
+    name = f"context factory {getattr(factory, '__name__', factory)!r}"
+    try:
+        ctx = factory(workdir)
+    except Exception as exc:  # the user's fixture: report it as bad input, in one line
+        raise ValueError(f"{name} raised {type(exc).__name__}: {exc}") from exc
+    return check_context(ctx, name)
 
 
 def check_source(
@@ -61,6 +66,15 @@ def check_source(
     unknown = sorted(set(skip) - set(SOURCE_CHECK_IDS))
     if unknown:
         raise ValueError(f"unknown check id(s) {unknown}; known: {', '.join(SOURCE_CHECK_IDS)}")
+    from pyspark.sql.datasource import DataSource
+
+    if not (isinstance(source_cls, type) and issubclass(source_cls, DataSource)):
+        raise TypeError(f"source {source_cls!r} is not a pyspark.sql.datasource.DataSource subclass")
+    if (
+        source_cls.streamReader is DataSource.streamReader
+        and source_cls.simpleStreamReader is DataSource.simpleStreamReader
+    ):
+        raise ValueError(f"source {source_cls.__name__} implements neither streamReader() nor simpleStreamReader()")
     ref = ref or ref_of(source_cls)
     source = SourceUnderTest(source_cls, options or {})
     own_dir = workdir is None

@@ -238,3 +238,16 @@ def test_readme_example_is_the_tested_file() -> None:
     snippet = readme[start : readme.index("```", start)]
     tested = (ROOT / "tests/integration/test_conformance_readme.py").read_text()
     assert tested[tested.index("from harness.conformance import replayable_context") :] == snippet
+
+
+def test_cli_rejects_connectors_without_the_needed_methods(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["check-source", "examples/connectors/publish_in_write_sink.py:PublishInWriteSink"]) == 2
+    assert "implements neither streamReader() nor simpleStreamReader()" in capsys.readouterr().err
+    argv = ["check-sink", "examples/connectors/jsonl_source.py:JsonlSource", "--read-back", "x.py:f"]
+    assert main(argv) == 2  # the read-back is loaded first: its error is the one reported
+    argv[-1] = "examples/connectors/attempt_keyed_sink.py:read_back"
+    assert main(argv) == 2
+    assert "has no streamWriter(schema, overwrite)" in capsys.readouterr().err
