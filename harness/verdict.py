@@ -23,7 +23,11 @@ def batch_spans(checkpoint: str | os.PathLike[str], source: int = 0) -> list[Bat
             continue
         start = rec.start[source] if len(rec.start) > source and rec.start[source] is not None else {}
         end = rec.offsets.sources[source]
-        spans.append(BatchSpan(rec.batch_id, offsets_from_json(start), offsets_from_json(end), rec.committed))
+        try:
+            spans.append(BatchSpan(rec.batch_id, offsets_from_json(start), offsets_from_json(end), rec.committed))
+        except ValueError:
+            continue  # not the replayable source's {"<partition>": n} offsets (rate, file source): no provenance
+
     return spans
 
 
