@@ -25,7 +25,7 @@ from scenarios.tap import advance, init_tap
 from tests.integration.clirun import harness_json, leftover_processes
 
 #: nemesis -> (outcome, detail): "fails" with a message fragment, "exactly-once",
-#: or "violated" with the anomaly kinds the checker must report.
+#: or "violated" with the anomaly kind the checker must report.
 MEASURED: dict[str, tuple[str, str]] = {
     "truncate_latest_offsets": ("fails", "Unexpected end-of-input"),
     "empty_latest_offsets": ("fails", "Failed to read log"),
@@ -66,7 +66,10 @@ def test_nemesis(spark: SparkSession, tmp_path: Path, name: str) -> None:
     result = check_run_dir(paths.oracle, paths.checkpoint)
     assert result.verdict == outcome, f"{damage}: {result.counts()}"
     if outcome == "violated":
-        assert set(result.counts()) == {detail}, f"{damage}: {result.counts()}"
+        # The checkpoint itself may also show offset-regression, when the lowered offset falls below
+        # the previous batch's end (depends on which digit was lowered).
+        assert detail in result.counts(), f"{damage}: {result.counts()}"
+        assert set(result.counts()) <= {detail, "offset-regression"}, f"{damage}: {result.counts()}"
         assert all(a.batch_id is not None for a in result.anomalies)
 
 
