@@ -37,12 +37,10 @@ from pyspark.sql import functions as F
 
 from harness.inspector.checkpoint import read_batches
 from scenarios.admission import Offsets, offsets_from_json
-from scenarios.base import OracleContext, Scenario, SinkContext
+from scenarios.base import OracleContext, Scenario, parquet_file_sink, read_parquet_output
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
-    from pyspark.sql.types import StructType
+    from pyspark.sql import DataFrame
 
 WINDOW = "10 seconds"
 WATERMARK_DELAY = "5 seconds"
@@ -118,22 +116,14 @@ def closed_windows(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
     return aggregate(batch_input).where(F.col("window_end") <= watermark)
 
 
-def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
-    return writer.outputMode("append").format("parquet").option("path", ctx.output)
-
-
-def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
-    return spark.read.schema(schema).parquet(ctx.output)
-
-
 SCENARIO = Scenario(
     name="agg_watermark_append",
     summary="10 s windowed count/sum with watermark, append mode -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=READ_POINTS,
     transform=aggregate,
-    attach_sink=attach_sink,
-    read_output=read_output,
+    attach_sink=parquet_file_sink,
+    read_output=read_parquet_output,
     partitions=1,
     rows_per_offset=2,
     max_rows_per_batch=20,

@@ -109,3 +109,13 @@ class Scenario:
     def expected(self, batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
         """The oracle's expected output for ``batch_input``."""
         return self.oracle(batch_input, ctx) if self.oracle else self.transform(batch_input)
+
+
+def parquet_file_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
+    """The parquet file sink (append mode) into ``ctx.output``: Spark's exactly-once reference sink."""
+    return writer.outputMode("append").format("parquet").option("path", ctx.output)
+
+
+def read_parquet_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
+    """Rows of the parquet files in ``ctx.output`` (through ``_spark_metadata`` when the file sink wrote them)."""
+    return spark.read.schema(schema).parquet(ctx.output)

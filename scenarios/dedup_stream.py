@@ -31,12 +31,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from scenarios.agg_watermark_append import NO_DATA_BATCHES_OFF, READ_POINTS, SOURCE
-from scenarios.base import OracleContext, Scenario, SinkContext
+from scenarios.base import OracleContext, Scenario, parquet_file_sink, read_parquet_output
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
-    from pyspark.sql.types import StructType
+    from pyspark.sql import DataFrame
 
 #: The dedup key and the only output columns.
 DEDUP_KEY = ("key", "bucket", "slot")
@@ -63,22 +61,14 @@ def distinct_keys(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
     return with_dedup_columns(batch_input).select(*DEDUP_KEY).distinct()
 
 
-def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
-    return writer.outputMode("append").format("parquet").option("path", ctx.output)
-
-
-def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
-    return spark.read.schema(schema).parquet(ctx.output)
-
-
 SCENARIO = Scenario(
     name="dedup_stream",
     summary="dropDuplicates(key, value % 3, 10 s slot) with watermark -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=READ_POINTS,
     transform=dedup,
-    attach_sink=attach_sink,
-    read_output=read_output,
+    attach_sink=parquet_file_sink,
+    read_output=read_parquet_output,
     partitions=1,
     rows_per_offset=2,
     max_rows_per_batch=20,

@@ -26,8 +26,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scenarios.agg_watermark_append import NO_DATA_BATCHES_OFF, READ_POINTS, SOURCE
-from scenarios.base import Scenario
-from scenarios.dedup_stream import DEDUP_KEY, attach_sink, distinct_keys, read_output, with_dedup_columns
+from scenarios.base import Scenario, parquet_file_sink, read_parquet_output
+from scenarios.dedup_stream import DEDUP_KEY, distinct_keys, with_dedup_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -50,8 +50,8 @@ SCENARIO = Scenario(
     guarantee="exactly-once",
     kill_points=READ_POINTS,
     transform=dedup_within_watermark,
-    attach_sink=attach_sink,
-    read_output=read_output,
+    attach_sink=parquet_file_sink,
+    read_output=read_parquet_output,
     partitions=1,
     rows_per_offset=2,
     max_rows_per_batch=20,

@@ -17,12 +17,10 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from scenarios.base import Scenario, SinkContext
+from scenarios.base import Scenario, parquet_file_sink, read_parquet_output
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
-    from pyspark.sql.types import StructType
+    from pyspark.sql import DataFrame
 
 
 def transform(df: DataFrame) -> DataFrame:
@@ -31,14 +29,6 @@ def transform(df: DataFrame) -> DataFrame:
         .withColumn("value_x2", F.col("value") * 2)
         .withColumn("bucket", F.col("key") % 4)
     )
-
-
-def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
-    return writer.format("parquet").option("path", ctx.output)
-
-
-def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
-    return spark.read.schema(schema).parquet(ctx.output)
 
 
 SCENARIO = Scenario(
@@ -55,6 +45,6 @@ SCENARIO = Scenario(
         "after_commit_logged",
     ),
     transform=transform,
-    attach_sink=attach_sink,
-    read_output=read_output,
+    attach_sink=parquet_file_sink,
+    read_output=read_parquet_output,
 )

@@ -14,13 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fault_injectors.sinks import crash_injecting_foreach_batch
-from scenarios.base import Scenario, SinkContext
+from scenarios.base import Scenario, SinkContext, read_parquet_output
 from scenarios.file_sink_stateless import transform
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
     from pyspark.sql.streaming import DataStreamWriter
-    from pyspark.sql.types import StructType
 
 
 def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
@@ -30,10 +29,6 @@ def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
     return writer.foreachBatch(crash_injecting_foreach_batch(append_batch, ctx.faults))
 
 
-def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
-    return spark.read.schema(schema).parquet(ctx.output)
-
-
 SCENARIO = Scenario(
     name="foreachbatch_append_naive",
     summary="foreachBatch append without batch-id dedup (expected: duplicates on replay)",
@@ -41,5 +36,5 @@ SCENARIO = Scenario(
     kill_points=("after_offsets_logged", "sink.write.mid", "sink.commit.after"),
     transform=transform,
     attach_sink=attach_sink,
-    read_output=read_output,
+    read_output=read_parquet_output,
 )

@@ -30,12 +30,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from scenarios.agg_watermark_append import NO_DATA_BATCHES_OFF, READ_POINTS
-from scenarios.base import Scenario, SinkContext
+from scenarios.base import Scenario, parquet_file_sink, read_parquet_output
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
-    from pyspark.sql.types import StructType
+    from pyspark.sql import DataFrame
 
 DELAY = "10 seconds"
 #: Output columns that identify a joined row: the provenance of both input rows.
@@ -62,22 +60,14 @@ def join(df: DataFrame) -> DataFrame:
     )
 
 
-def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
-    return writer.outputMode("append").format("parquet").option("path", ctx.output)
-
-
-def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
-    return spark.read.schema(schema).parquet(ctx.output)
-
-
 SCENARIO = Scenario(
     name="stream_stream_join",
     summary="inner join p0 x p1 on key, |dt| <= 5 s, watermarks -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=READ_POINTS,
     transform=join,
-    attach_sink=attach_sink,
-    read_output=read_output,
+    attach_sink=parquet_file_sink,
+    read_output=read_parquet_output,
     partitions=2,
     rows_per_offset=1,
     max_rows_per_batch=20,
