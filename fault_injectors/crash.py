@@ -26,6 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.observe import observe
 from fault_injectors.plan import FaultPlan, FaultRule
 
 PLAN_FILE = "plan.json"
@@ -34,6 +35,11 @@ FIRED_DIR = "fired"
 #: Set by the child driver before its JVM starts; every process of the driver inherits it.
 DRIVER_PGID_ENV = "HARNESS_DRIVER_PGID"
 MASK64 = (1 << 64) - 1
+#: Per-task crash points fired by the source's read (``write_points`` on) and by a sink writer's ``write``.
+SOURCE_TASK_POINTS = ("source.read", "sink.write.start", "sink.write.mid", "sink.write.end")
+SINK_TASK_POINTS = ("sink.write.start", "sink.write.mid", "sink.write.end")
+#: How long a sibling task waits for a kill aimed at another partition before it goes on.
+HOLD_TIMEOUT_S = 10.0
 
 
 class InjectedFault(RuntimeError):
@@ -101,6 +107,57 @@ class FaultSite:
             if (r.batch is None or r.batch == batch)
             and (r.partition is None or partition is None or r.partition == partition)
         ]
+
+    def hold_for_sibling_kill(
+        self,
+        points: Iterable[str],
+        batch: int | None,
+        partition: int | None,
+        attempt: int | None,
+        timeout_s: float = HOLD_TIMEOUT_S,
+    ) -> None:
+        """Block while a hard kill aimed at *another* partition of ``batch`` (at one of
+        ``points``) may still fire; return at once when none is armed.
+
+        This makes a per-task kill deterministic: when it fires, the sibling tasks
+        of its batch have produced no output (they die with the process groups)
+        instead of racing it to a task commit, so a replay sees the same state.
+        Rules without a partition or with a ``probability`` are not waited for
+        (they are racy by design). Gives up after ``timeout_s`` -- e.g. more
+        partitions than task slots, so the target cannot start while siblings hold
+        the slots -- and records a ``hold_timed_out`` observation.
+        """
+        if self.dir is None or partition is None:
+            return
+        points = tuple(points)
+
+        def pending() -> list[str]:
+            return [
+                r.id
+                for point in points
+                for r in self.armed(point, batch)
+                if r.action == "kill_process_group"
+                and r.partition is not None
+                and r.partition != partition
+                and r.probability is None
+                and r.attempt in (None, attempt)
+            ]
+
+        waiting = pending()
+        deadline = time.monotonic() + timeout_s
+        while waiting and time.monotonic() < deadline:
+            time.sleep(0.01)
+            waiting = pending()
+        if waiting:
+            observe(
+                self.dir,
+                "hold_timed_out",
+                rules=waiting,
+                batch=batch,
+                partition=partition,
+                why=f"no kill within {timeout_s:.0f} s (more partitions than task slots?); "
+                "this task went on, so the kill may race its output",
+            )
 
     def maybe_fire(
         self,

@@ -92,3 +92,44 @@ def test_no_fault_dir_means_no_faults() -> None:
     site = FaultSite(None)
     assert site.armed("after_offsets_logged", 0) == []
     site.maybe_fire("after_offsets_logged", 0)
+
+
+def test_sibling_task_holds_until_the_kill_aimed_at_another_partition_fires(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    from fault_injectors.crash import FIRED_DIR, SOURCE_TASK_POINTS
+
+    FaultPlan((FaultRule("k1", "sink.write.mid", 3, 0, 10),)).save(tmp_path / "plan.json")
+    site = FaultSite(tmp_path)
+    t0 = time.monotonic()
+    site.hold_for_sibling_kill(SOURCE_TASK_POINTS, 3, 0, 0)  # the target itself never waits
+    site.hold_for_sibling_kill(SOURCE_TASK_POINTS, 2, 1, 0)  # another batch: nothing to wait for
+    assert time.monotonic() - t0 < 1.0
+
+    def claim() -> None:
+        time.sleep(0.3)
+        (tmp_path / FIRED_DIR).mkdir(exist_ok=True)
+        (tmp_path / FIRED_DIR / "k1.0").touch()  # what firing the kill leaves behind
+
+    threading.Thread(target=claim).start()
+    t0 = time.monotonic()
+    site.hold_for_sibling_kill(SOURCE_TASK_POINTS, 3, 1, 0, timeout_s=30)
+    assert 0.25 <= time.monotonic() - t0 < 10
+    assert not (tmp_path / "observations.jsonl").exists()
+
+
+def test_a_hold_that_times_out_goes_on_and_says_so(tmp_path: Path) -> None:
+    from fault_injectors.crash import SOURCE_TASK_POINTS
+
+    FaultPlan(
+        (
+            FaultRule("k1", "sink.write.mid", 3, 0, 10),
+            FaultRule("r1", "sink.write.mid", 3, 0, 10, action="raise"),  # soft: never waited for
+            FaultRule("p1", "sink.write.mid", 3, 0, 10, probability=0.5),  # racy by design: never waited for
+        )
+    ).save(tmp_path / "plan.json")
+    FaultSite(tmp_path).hold_for_sibling_kill(SOURCE_TASK_POINTS, 3, 1, 0, timeout_s=0.2)
+    [note] = [json.loads(line) for line in (tmp_path / "observations.jsonl").read_text().splitlines()]
+    assert note["f"] == "hold_timed_out" and note["value"]["rules"] == ["k1"]
+    assert note["value"]["batch"] == 3 and note["value"]["partition"] == 1
