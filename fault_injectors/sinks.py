@@ -109,7 +109,7 @@ class CrashInjectingStreamWriter(DataSourceStreamWriter):
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
         site = self._site()
         batch, partition, attempt = task_identity()
-        site.hold_for_sibling_kill(SINK_TASK_POINTS, batch, partition, attempt)
+        site.hold_for_sibling_fault(SINK_TASK_POINTS, batch, partition, attempt)
         site.maybe_fire("sink.write.start", batch, partition=partition, attempt=attempt)
         message = self.inner.write(fire_mid_write(iterator, site, batch, partition, attempt))
         site.maybe_fire("sink.write.end", batch, partition=partition, attempt=attempt)

@@ -125,7 +125,7 @@ def read_range(config: SourceConfig, part: RangePartition) -> Iterator[tuple[Any
     _, _, attempt = task_identity()
     where = {"partition": part.partition, "attempt": attempt}
     held = SOURCE_TASK_POINTS if part.write_points else ("source.read",)
-    site.hold_for_sibling_kill(held, part.batch_id, part.partition, attempt)
+    site.hold_for_sibling_fault(held, part.batch_id, part.partition, attempt)
     site.maybe_fire("source.read", part.batch_id, **where)
     rows = config.rows(part.partition, part.start, part.end)
     if not part.write_points:  # a crash-injecting sink wrapper fires the write points itself

@@ -103,8 +103,8 @@ def test_sibling_task_holds_until_the_kill_aimed_at_another_partition_fires(tmp_
     FaultPlan((FaultRule("k1", "sink.write.mid", 3, 0, 10),)).save(tmp_path / "plan.json")
     site = FaultSite(tmp_path)
     t0 = time.monotonic()
-    site.hold_for_sibling_kill(SOURCE_TASK_POINTS, 3, 0, 0)  # the target itself never waits
-    site.hold_for_sibling_kill(SOURCE_TASK_POINTS, 2, 1, 0)  # another batch: nothing to wait for
+    site.hold_for_sibling_fault(SOURCE_TASK_POINTS, 3, 0, 0)  # the target itself never waits
+    site.hold_for_sibling_fault(SOURCE_TASK_POINTS, 2, 1, 0)  # another batch: nothing to wait for
     assert time.monotonic() - t0 < 1.0
 
     def claim() -> None:
@@ -114,7 +114,7 @@ def test_sibling_task_holds_until_the_kill_aimed_at_another_partition_fires(tmp_
 
     threading.Thread(target=claim).start()
     t0 = time.monotonic()
-    site.hold_for_sibling_kill(SOURCE_TASK_POINTS, 3, 1, 0, timeout_s=30)
+    site.hold_for_sibling_fault(SOURCE_TASK_POINTS, 3, 1, 0, timeout_s=30)
     assert 0.25 <= time.monotonic() - t0 < 10
     assert not (tmp_path / "observations.jsonl").exists()
 
@@ -125,11 +125,42 @@ def test_a_hold_that_times_out_goes_on_and_says_so(tmp_path: Path) -> None:
     FaultPlan(
         (
             FaultRule("k1", "sink.write.mid", 3, 0, 10),
-            FaultRule("r1", "sink.write.mid", 3, 0, 10, action="raise"),  # soft: never waited for
+            FaultRule("r1", "source.read", 3, None, action="raise"),  # no partition: aimed at partition 0
             FaultRule("p1", "sink.write.mid", 3, 0, 10, probability=0.5),  # racy by design: never waited for
+            FaultRule("u1", "sink.write.mid", 3, 0, 10, times=None),  # fires in every task: never waited for
         )
     ).save(tmp_path / "plan.json")
-    FaultSite(tmp_path).hold_for_sibling_kill(SOURCE_TASK_POINTS, 3, 1, 0, timeout_s=0.2)
+    FaultSite(tmp_path).hold_for_sibling_fault(SOURCE_TASK_POINTS, 3, 1, 0, timeout_s=0.2)
     [note] = [json.loads(line) for line in (tmp_path / "observations.jsonl").read_text().splitlines()]
-    assert note["f"] == "hold_timed_out" and note["value"]["rules"] == ["k1"]
+    assert note["f"] == "hold_timed_out" and note["value"]["rules"] == ["r1", "k1"]
     assert note["value"]["batch"] == 3 and note["value"]["partition"] == 1
+
+
+def test_after_a_soft_fault_siblings_wait_to_be_cancelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    import fault_injectors.crash as crash
+
+    monkeypatch.setattr(crash, "SOFT_HOLD_S", 0.3)
+    FaultPlan((FaultRule("r1", "source.read", 3, None, action="raise"),)).save(tmp_path / "plan.json")
+    site = FaultSite(tmp_path)
+    site.hold_for_sibling_fault(crash.SOURCE_TASK_POINTS, 3, 0, 0)  # partition 0 is the target: no wait
+
+    def target_task() -> None:
+        time.sleep(0.2)
+        with pytest.raises(crash.InjectedFault):
+            FaultSite(tmp_path).maybe_fire("source.read", 3, partition=0, attempt=0)
+
+    thread = threading.Thread(target=target_task)
+    thread.start()
+    t0 = time.monotonic()
+    site.hold_for_sibling_fault(crash.SOURCE_TASK_POINTS, 3, 1, 0, timeout_s=30)
+    waited = time.monotonic() - t0
+    thread.join()
+    assert 0.45 <= waited < 10  # until the raise, then the cancellation grace
+    [note] = [json.loads(line) for line in (tmp_path / "observations.jsonl").read_text().splitlines()]
+    assert note["f"] == "sibling_not_cancelled" and note["value"]["rules"] == ["r1"]
+    t0 = time.monotonic()
+    site.hold_for_sibling_fault(crash.SOURCE_TASK_POINTS, 3, 1, 0)  # fired already: nothing pending
+    assert time.monotonic() - t0 < 0.2
