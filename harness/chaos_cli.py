@@ -22,6 +22,13 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
     p.add_argument("--nemesis", default="", metavar="A,B", help="checkpoint nemesis actions the schedules may use")
     p.add_argument("--master", default="local[2]", help="Spark master of the driver (default local[2])")
+    p.add_argument(
+        "--remote",
+        default=None,
+        metavar="local",
+        help="run against a Spark Connect server: 'local' starts one on loopback per driver (running --master), "
+        "killed with the driver at crash points",
+    )
     p.add_argument("--work-dir", type=Path, default=None, help="keep examples and the bundle here")
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the campaign result as JSON")
 
@@ -38,6 +45,12 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         return _fail(str(exc.args[0]))
     if profile.examples < 1:
         return _fail("--examples must be >= 1")
+    from harness.connect import parse_remote
+
+    try:
+        master = parse_remote(args.remote, args.master)
+    except ValueError as exc:
+        return _fail(str(exc))
     nemesis = tuple(n for n in args.nemesis.split(",") if n)
     unknown = [n for n in nemesis if n not in NEMESES]
     if unknown:
@@ -48,7 +61,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     print(
         f"chaos {args.scenario}: {profile.examples} example(s), seed {seed}, profile {profile.name}; work dir {work}\n"
         f"rerun: .venv/bin/python -m harness chaos {args.scenario} --examples {profile.examples} --seed {seed} "
-        f"--profile {profile.name}",
+        f"--profile {profile.name}" + (f" --master {master}" if master != "local[2]" else ""),
         file=sys.stderr,
         flush=True,
     )
@@ -59,7 +72,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         work_dir=work,
         database_dir=DATABASE_DIR,
         nemesis=nemesis,
-        master=args.master,
+        master=master,
     )
     print(render_campaign(result))
     if args.json:

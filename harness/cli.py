@@ -80,6 +80,13 @@ def _add_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="watchdog per driver command (s)")
     p.add_argument("--master", default=None, help="Spark master of the driver (default local[2])")
     p.add_argument(
+        "--remote",
+        default=None,
+        metavar="local",
+        help="run against a Spark Connect server: 'local' starts one on loopback per driver (running --master), "
+        "killed with the driver at crash points",
+    )
+    p.add_argument(
         "--standby",
         action="store_true",
         help="keep a warm standby driver that takes over after a hard kill (faster restarts)",
@@ -87,8 +94,10 @@ def _add_run(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from harness.connect import parse_remote
     from harness.report import render_text, to_json
     from harness.runner import HarnessError, run_spec
+    from harness.session import DEFAULT_MASTER
     from harness.spec import RunSpec
     from scenarios import get_scenario
 
@@ -98,7 +107,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return _fail(str(exc.args[0]))
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     kills = args.kills if args.kills is not None else (0 if args.kill or args.fault_plan else 3)
-    kw = {"master": args.master} if args.master else {}
+    try:
+        master = parse_remote(args.remote, args.master or DEFAULT_MASTER)
+    except ValueError as exc:
+        return _fail(str(exc))
+    kw = {"master": master} if master != DEFAULT_MASTER else {}
     try:
         faults = [dataclasses.replace(r, id=f"x{i + 1}") for i, r in enumerate(args.kill)]
         if args.fault_plan:

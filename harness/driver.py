@@ -201,7 +201,8 @@ class Driver:
         if error is not None:
             raise QueryFailed(str(error))
         progress = query.recentProgress
-        batches = [batch_summary(json.loads(p.json)) for p in progress]
+        # Spark Connect's progress JSON lacks numInputRows: take it from the object.
+        batches = [batch_summary({**json.loads(p.json), "numInputRows": p.numInputRows}) for p in progress]
         if self.progress is not None:
             # Idle progress (no rows) reaches listeners as onQueryIdle, not onQueryProgress: wait only for real batches.
             real = [(str(p.runId), b["batch_id"]) for p, b in zip(progress, batches, strict=True) if b["rows"]]

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from harness.connect import ConnectServer, inner_master, is_connect
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -53,17 +55,40 @@ def build_session(
     confs: Mapping[str, str] | None = None,
 ) -> SparkSession:
     """A SparkSession with :data:`DEFAULT_CONFS` (overridden by ``confs``) and the
-    ``replayable`` data source registered. Sets this process's environment as
+    ``replayable`` data source registered. A ``connect:<inner master>`` master
+    gives a Spark Connect client of a loopback server started here
+    (:mod:`harness.connect`). Sets this process's environment as
     :func:`spark_env` describes before the JVM starts."""
     os.environ.update(spark_env())
     from pyspark.sql import SparkSession
 
     from scenarios.replayable_source import ReplayableDataSource
 
+    all_confs = {**DEFAULT_CONFS, **dict(confs or {})}
+    if is_connect(master):
+        return _connect_session(app_name, master, all_confs)
     builder = SparkSession.builder.appName(app_name).master(master)
-    for key, value in {**DEFAULT_CONFS, **dict(confs or {})}.items():
+    for key, value in all_confs.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    spark.dataSource.register(ReplayableDataSource)
+    return spark
+
+
+#: The Connect server of this process (see :mod:`harness.connect`), kept alive with it.
+_SERVERS: list[ConnectServer] = []
+
+
+def _connect_session(app_name: str, master: str, confs: Mapping[str, str]) -> SparkSession:
+    """A Spark Connect client session on a loopback server started here (``connect:<inner master>``)."""
+    from pyspark.sql import SparkSession
+
+    from scenarios.replayable_source import ReplayableDataSource
+
+    server = ConnectServer(inner_master(master), {"spark.app.name": app_name, **confs}, spark_env())
+    _SERVERS.append(server)
+    server.wait_ready()
+    spark = SparkSession.builder.remote(server.url).getOrCreate()
     spark.dataSource.register(ReplayableDataSource)
     return spark

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.plan import FaultRule
+from harness.connect import inner_master
 from harness.session import DEFAULT_MASTER
 
 
@@ -42,7 +43,8 @@ class RunSpec:
             raise ValueError("rounds must be >= 1")
         if self.command_timeout_s <= 0:
             raise ValueError("command_timeout_s must be > 0")
-        local = self.master == "local" or self.master.startswith("local[")
+        inner = inner_master(self.master)
+        local = inner == "local" or inner.startswith("local[")
         for rule in self.extra_faults:
             if rule.action == "kill_executor" and local:
                 raise ValueError(

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import pytest
+
+from fault_injectors.plan import FaultRule
+from harness.connect import inner_master, is_connect, parse_remote
+from harness.spec import RunSpec
+
+
+def test_remote_local_wraps_the_master_and_external_servers_are_refused() -> None:
+    assert parse_remote(None, "local[2]") == "local[2]"
+    assert parse_remote("local", "local[2]") == "connect:local[2]"
+    assert parse_remote("local", "connect:local[2]") == "connect:local[2]"
+    assert parse_remote("local", "local-cluster[2,1,1024]") == "connect:local-cluster[2,1,1024]"
+    with pytest.raises(ValueError, match="only 'local' is supported"):
+        parse_remote("sc://host:15002", "local[2]")
+    assert is_connect("connect:local[2]") and not is_connect("local[2]")
+    assert inner_master("connect:local[4]") == "local[4]" and inner_master("local[4]") == "local[4]"
+
+
+def test_executor_kills_need_executors_behind_a_connect_server_too() -> None:
+    rule = FaultRule("e1", "sink.write.mid", 0, 0, 1, action="kill_executor")
+    with pytest.raises(ValueError, match="needs executors separate from the driver"):
+        RunSpec("file_sink_stateless", 1, extra_faults=(rule,), master="connect:local[2]")
+    RunSpec("file_sink_stateless", 1, extra_faults=(rule,), master="connect:local-cluster[2,1,1024]")
