@@ -64,6 +64,8 @@ class CampaignResult:
     error: str | None = None
     driver_starts: int = 0
     duration_s: float = 0.0
+    #: Worker processes the examples were split over (:mod:`harness.parallel`).
+    workers: int = 1
 
     @property
     def verdict(self) -> str:
@@ -248,5 +250,6 @@ def render_campaign(result: CampaignResult) -> str:
         lines.append(
             f"rerun: .venv/bin/python -m harness chaos {result.scenario} --examples {result.profile.examples} "
             f"--seed {result.seed} --profile {result.profile.name}"
+            + (f" --workers {result.workers}" if result.workers > 1 else "")
         )
     return "\n".join(lines)

@@ -30,6 +30,12 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
         "killed with the driver at crash points",
     )
     p.add_argument("--work-dir", type=Path, default=None, help="keep examples and the bundle here")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="split the examples over this many processes, each with its own JVMs (pays only with spare cores)",
+    )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the campaign result as JSON")
 
 
@@ -45,6 +51,8 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         return _fail(str(exc.args[0]))
     if profile.examples < 1:
         return _fail("--examples must be >= 1")
+    if args.workers < 1:
+        return _fail("--workers must be >= 1")
     from harness.connect import parse_remote
 
     try:
@@ -61,19 +69,34 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     print(
         f"chaos {args.scenario}: {profile.examples} example(s), seed {seed}, profile {profile.name}; work dir {work}\n"
         f"rerun: .venv/bin/python -m harness chaos {args.scenario} --examples {profile.examples} --seed {seed} "
-        f"--profile {profile.name}" + (f" --master {master}" if master != "local[2]" else ""),
+        f"--profile {profile.name}"
+        + (f" --master {master}" if master != "local[2]" else "")
+        + (f" --workers {args.workers}" if args.workers > 1 else ""),
         file=sys.stderr,
         flush=True,
     )
-    result = run_campaign(
-        args.scenario,
-        seed_value=seed,
-        profile=profile,
-        work_dir=work,
-        database_dir=DATABASE_DIR,
-        nemesis=nemesis,
-        master=master,
-    )
+    if args.workers > 1:
+        from harness.parallel import run_parallel_campaign
+
+        result = run_parallel_campaign(
+            args.scenario,
+            seed_value=seed,
+            profile=profile,
+            work_dir=work,
+            workers=args.workers,
+            nemesis=nemesis,
+            master=master,
+        )
+    else:
+        result = run_campaign(
+            args.scenario,
+            seed_value=seed,
+            profile=profile,
+            work_dir=work,
+            database_dir=DATABASE_DIR,
+            nemesis=nemesis,
+            master=master,
+        )
     print(render_campaign(result))
     if args.json:
         doc = {
@@ -83,6 +106,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             "verdict": result.verdict,
             "examples": len(result.examples),
             "driver_starts": result.driver_starts,
+            "workers": result.workers,
             "duration_s": round(result.duration_s, 1),
             "error": result.error,
             "bundle": str(result.bundle) if result.bundle else None,

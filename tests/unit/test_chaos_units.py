@@ -83,3 +83,14 @@ def test_anomaly_keys_ignore_order_and_row_details() -> None:
 @given(chaos_specs(NAIVE, max_faults=2))
 def test_every_drawn_example_has_at_least_one_fault(spec: RunSpec) -> None:
     assert len(spec.extra_faults) >= 1
+
+
+def test_parallel_shares_and_worker_seeds() -> None:
+    from harness.parallel import shares, worker_seed
+
+    assert shares(5, 2) == [3, 2] and shares(1, 4) == [1] and shares(6, 3) == [2, 2, 2]
+    assert sum(shares(20, 7)) == 20 and max(shares(20, 7)) - min(shares(20, 7)) <= 1
+    assert worker_seed(1, 0) == 1  # one worker is exactly the plain campaign
+    seeds = [worker_seed(1, i) for i in range(8)]
+    assert len(set(seeds)) == 8 and all(0 <= s < 2**31 for s in seeds)
+    assert seeds == [worker_seed(1, i) for i in range(8)]  # deterministic
