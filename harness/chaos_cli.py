@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from fault_injectors.nemesis import NEMESES
+from harness.connect import add_remote_argument
 
 DATABASE_DIR = Path(".hypothesis") / "harness"
 
@@ -22,13 +23,7 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
     p.add_argument("--nemesis", default="", metavar="A,B", help="checkpoint nemesis actions the schedules may use")
     p.add_argument("--master", default="local[2]", help="Spark master of the driver (default local[2])")
-    p.add_argument(
-        "--remote",
-        default=None,
-        metavar="local",
-        help="run against a Spark Connect server: 'local' starts one on loopback per driver (running --master), "
-        "killed with the driver at crash points",
-    )
+    add_remote_argument(p)
     p.add_argument("--work-dir", type=Path, default=None, help="keep examples and the bundle here")
     p.add_argument(
         "--workers",
@@ -75,28 +70,13 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    common = {"seed_value": seed, "profile": profile, "work_dir": work, "nemesis": nemesis, "master": master}
     if args.workers > 1:
         from harness.parallel import run_parallel_campaign
 
-        result = run_parallel_campaign(
-            args.scenario,
-            seed_value=seed,
-            profile=profile,
-            work_dir=work,
-            workers=args.workers,
-            nemesis=nemesis,
-            master=master,
-        )
+        result = run_parallel_campaign(args.scenario, workers=args.workers, **common)  # type: ignore[arg-type]
     else:
-        result = run_campaign(
-            args.scenario,
-            seed_value=seed,
-            profile=profile,
-            work_dir=work,
-            database_dir=DATABASE_DIR,
-            nemesis=nemesis,
-            master=master,
-        )
+        result = run_campaign(args.scenario, database_dir=DATABASE_DIR, **common)  # type: ignore[arg-type]
     print(render_campaign(result))
     if args.json:
         doc = {

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import ACTIONS, CRASH_POINTS, FaultPlan, FaultPlanError, FaultRule
+from harness.connect import add_remote_argument
 
 #: Extra subcommands: name -> (add_arguments, handler). Other modules register here.
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
@@ -79,13 +80,7 @@ def _add_run(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="watchdog per driver command (s)")
     p.add_argument("--master", default=None, help="Spark master of the driver (default local[2])")
-    p.add_argument(
-        "--remote",
-        default=None,
-        metavar="local",
-        help="run against a Spark Connect server: 'local' starts one on loopback per driver (running --master), "
-        "killed with the driver at crash points",
-    )
+    add_remote_argument(p)
     p.add_argument(
         "--standby",
         action="store_true",

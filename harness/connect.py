@@ -17,6 +17,7 @@ Only a server the harness started can be killed by it: an external
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import os
 import signal
@@ -57,6 +58,17 @@ def parse_remote(remote: str | None, master: str) -> str:
     raise ValueError(
         f"--remote {remote!r}: only 'local' is supported (a loopback Spark Connect server the harness starts, "
         "kills at crash points and restarts); an external server cannot be killed by the harness"
+    )
+
+
+def add_remote_argument(p: argparse.ArgumentParser) -> None:
+    """``--remote local`` for a CLI command that starts drivers (see :func:`parse_remote`)."""
+    p.add_argument(
+        "--remote",
+        default=None,
+        metavar="local",
+        help="run against a Spark Connect server: 'local' starts one on loopback per driver (running --master), "
+        "killed with the driver at crash points",
     )
 
 
