@@ -94,3 +94,15 @@ def test_parallel_shares_and_worker_seeds() -> None:
     seeds = [worker_seed(1, i) for i in range(8)]
     assert len(set(seeds)) == 8 and all(0 <= s < 2**31 for s in seeds)
     assert seeds == [worker_seed(1, i) for i in range(8)]  # deterministic
+
+
+def test_bench_draws_the_ci_campaigns_own_schedules_deterministically() -> None:
+    from harness.bench_chaos import campaign_specs, worst_case_specs
+
+    first = campaign_specs("file_sink_stateless", 6)
+    assert first == campaign_specs("file_sink_stateless", 6) and len(first) == 6
+    assert all(spec.extra_faults for spec in first)  # every example exercises a fault
+    actions = {r.action for spec in first for r in spec.extra_faults}
+    assert actions == {"raise", "kill_process_group"}  # the profile's mix of soft faults and hard kills
+    worst = worst_case_specs("agg_watermark_append", 2)
+    assert all(any(r.action == "kill_process_group" for r in spec.extra_faults) for spec in worst)
