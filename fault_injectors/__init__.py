@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fault_injectors.crash import FaultSite, kill_driver_groups, never_fired, read_ledger
+from fault_injectors.hold import hold_for_sibling_fault
 from fault_injectors.plan import CRASH_POINTS, FaultPlan, FaultPlanError, FaultRule
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "FaultPlanError",
     "FaultRule",
     "FaultSite",
+    "hold_for_sibling_fault",
     "kill_driver_groups",
     "never_fired",
     "read_ledger",

@@ -26,7 +26,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.observe import observe
 from fault_injectors.plan import FaultPlan, FaultRule
 
 PLAN_FILE = "plan.json"
@@ -35,13 +34,6 @@ FIRED_DIR = "fired"
 #: Set by the child driver before its JVM starts; every process of the driver inherits it.
 DRIVER_PGID_ENV = "HARNESS_DRIVER_PGID"
 MASK64 = (1 << 64) - 1
-#: Per-task crash points fired by the source's read (``write_points`` on) and by a sink writer's ``write``.
-SOURCE_TASK_POINTS = ("source.read", "sink.write.start", "sink.write.mid", "sink.write.end")
-SINK_TASK_POINTS = ("sink.write.start", "sink.write.mid", "sink.write.end")
-#: How long a sibling task waits for a fault aimed at another partition before it goes on.
-HOLD_TIMEOUT_S = 10.0
-#: How long a sibling waits, after a soft fault of its batch fired, to be cancelled with the failed job.
-SOFT_HOLD_S = 5.0
 
 
 class InjectedFault(RuntimeError):
@@ -109,67 +101,6 @@ class FaultSite:
             if (r.batch is None or r.batch == batch)
             and (r.partition is None or partition is None or r.partition == partition)
         ]
-
-    def hold_for_sibling_fault(
-        self,
-        points: Iterable[str],
-        batch: int | None,
-        partition: int | None,
-        attempt: int | None,
-        timeout_s: float = HOLD_TIMEOUT_S,
-    ) -> None:
-        """Block this task while a fault aimed at *another* task of ``batch`` (at one
-        of ``points``) may still fire; return at once when none is armed.
-
-        This makes per-task faults deterministic: when one fires, the sibling
-        tasks of its batch have produced no output, instead of racing it to a task
-        commit or a publish, so a replay sees the same state. A rule without a
-        partition is aimed at partition 0 (siblings wait, so it fires there). After
-        a hard kill the siblings die with the process groups; after a soft fault
-        (``raise``, ``exit``, ``kill_executor``) they keep waiting, up to
-        :data:`SOFT_HOLD_S`, for Spark to cancel them with the failed job.
-        Rules with a ``probability`` or unlimited ``times`` are not waited for.
-        Gives up after ``timeout_s`` -- e.g. more partitions than task slots, so
-        the target cannot start while siblings hold the slots -- and records a
-        ``hold_timed_out`` observation.
-        """
-        if self.dir is None or partition is None:
-            return
-        points = tuple(points)
-
-        def pending() -> list[FaultRule]:
-            return [
-                r
-                for point in points
-                for r in self.armed(point, batch)
-                if (r.partition if r.partition is not None else 0) != partition
-                and r.probability is None
-                and r.times is not None
-                and r.attempt in (None, attempt)
-            ]
-
-        waiting = pending()
-        if not waiting:
-            return
-        awaited = {r.id: r for r in waiting}
-        deadline = time.monotonic() + timeout_s
-        while waiting and time.monotonic() < deadline:
-            time.sleep(0.01)
-            waiting = pending()
-        if waiting:
-            observe(
-                self.dir,
-                "hold_timed_out",
-                rules=[r.id for r in waiting],
-                batch=batch,
-                partition=partition,
-                why=f"no fault within {timeout_s:.0f} s (more partitions than task slots?); "
-                "this task went on, so the fault may race its output",
-            )
-            return
-        if any(r.action != "kill_process_group" for r in awaited.values()):
-            time.sleep(SOFT_HOLD_S)  # normally cancelled meanwhile: the job failed with the faulted task
-            observe(self.dir, "sibling_not_cancelled", rules=sorted(awaited), batch=batch, partition=partition)
 
     def maybe_fire(
         self,

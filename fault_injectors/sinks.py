@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamWriter, WriterCommitMessage
 
-from fault_injectors.crash import SINK_TASK_POINTS, FaultSite
+from fault_injectors.crash import FaultSite
+from fault_injectors.hold import SINK_TASK_POINTS, hold_for_sibling_fault
 from fault_injectors.observe import observe
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ class CrashInjectingStreamWriter(DataSourceStreamWriter):
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
         site = self._site()
         batch, partition, attempt = task_identity()
-        site.hold_for_sibling_fault(SINK_TASK_POINTS, batch, partition, attempt)
+        hold_for_sibling_fault(site, SINK_TASK_POINTS, batch, partition, attempt)
         site.maybe_fire("sink.write.start", batch, partition=partition, attempt=attempt)
         message = self.inner.write(fire_mid_write(iterator, site, batch, partition, attempt))
         site.maybe_fire("sink.write.end", batch, partition=partition, attempt=attempt)

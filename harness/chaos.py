@@ -66,6 +66,7 @@ class CampaignResult:
     duration_s: float = 0.0
     #: Worker processes the examples were split over (:mod:`harness.parallel`).
     workers: int = 1
+    master: str = "local[2]"
 
     @property
     def verdict(self) -> str:
@@ -106,7 +107,7 @@ def run_campaign(
     say = echo or (lambda m: print(m, file=sys.stderr, flush=True))
     scenario = get_scenario(scenario_name)
     work_dir.mkdir(parents=True, exist_ok=True)
-    result = CampaignResult(scenario_name, scenario.guarantee, seed_value, profile)
+    result = CampaignResult(scenario_name, scenario.guarantee, seed_value, profile, master=master)
     cache: dict[str, tuple[RunOutcome, dict[str, Any]]] = {}
     failing: list[tuple[RunOutcome, dict[str, Any], ExampleRecord]] = []
     started = time.monotonic()
@@ -251,5 +252,6 @@ def render_campaign(result: CampaignResult) -> str:
             f"rerun: .venv/bin/python -m harness chaos {result.scenario} --examples {result.profile.examples} "
             f"--seed {result.seed} --profile {result.profile.name}"
             + (f" --workers {result.workers}" if result.workers > 1 else "")
+            + (f" --master {result.master}" if result.master != "local[2]" else "")
         )
     return "\n".join(lines)

@@ -26,10 +26,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 CONNECT_PREFIX = "connect:"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-START_TIMEOUT_S = 180.0
+#: Below the pool's driver start-up timeout, so a slow server is reported as such.
+START_TIMEOUT_S = 150.0
 
 
 class ConnectServerError(RuntimeError):
@@ -86,6 +88,33 @@ def _listening(port: int) -> bool:
         return False
 
 
+def _owns_listener(pid: int, port: int) -> bool:
+    """Whether the TCP socket listening on ``port`` belongs to process ``pid`` (``spark-submit``
+    execs the JVM, so it keeps the pid): another server that took the port is not ours."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # 0A: LISTEN
+                inodes.add(fields[9])
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            return True
+    return False
+
+
 class ConnectServer:
     """One ``SparkConnectServer`` process (``spark-submit --class ...``) in the caller's process group."""
 
@@ -121,7 +150,7 @@ class ConnectServer:
                     f"Spark Connect server exited with code {self.proc.returncode} before listening "
                     "(its output is in the driver log)"
                 )
-            if _listening(self.port):
+            if _listening(self.port) and _owns_listener(self.proc.pid, self.port):
                 where = f"(pid {self.proc.pid}, master {self.master}) listening on {self.url}"
                 print(f"harness: Spark Connect server {where}", file=sys.stderr, flush=True)
                 return

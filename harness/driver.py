@@ -35,8 +35,7 @@ import traceback
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from pyspark.errors import StreamingQueryException
-from pyspark.errors.exceptions.captured import CapturedException
+from pyspark.errors import PySparkException, StreamingQueryException
 
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
@@ -83,6 +82,12 @@ def batch_summary(progress: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def progress_summary(progress: Any) -> dict[str, Any]:
+    """:func:`batch_summary` of a ``StreamingQueryProgress`` object (Spark Connect's
+    progress JSON lacks ``numInputRows``: it is taken from the object)."""
+    return batch_summary({**json.loads(progress.json), "numInputRows": progress.numInputRows})
+
+
 #: Runtime SQL confs the last query of this process set for its scenario.
 _SCENARIO_CONFS: set[str] = set()
 
@@ -106,7 +111,7 @@ class ProgressLog:
                     _append_event(log.events_path, "query_started", {"run_id": str(event.runId)})
 
             def onQueryProgress(self, event: Any) -> None:
-                summary = batch_summary(json.loads(event.progress.json))
+                summary = progress_summary(event.progress)
                 if log.events_path:
                     _append_event(log.events_path, "batch", summary)
                 log.seen.add((str(event.progress.runId), summary["batch_id"]))
@@ -194,15 +199,15 @@ class Driver:
                 .start()
             )
             query.awaitTermination()
-        except (StreamingQueryException, CapturedException) as exc:
-            # Spark refused to start or continue the query (e.g. a damaged checkpoint).
+        except PySparkException as exc:
+            # Spark refused to start or continue the query (e.g. a damaged checkpoint); classic
+            # (CapturedException) or Spark Connect (SparkConnectGrpcException) alike.
             raise QueryFailed(str(exc).split("\n=== Streaming Query ===")[0]) from exc
         error = query.exception()
         if error is not None:
             raise QueryFailed(str(error))
         progress = query.recentProgress
-        # Spark Connect's progress JSON lacks numInputRows: take it from the object.
-        batches = [batch_summary({**json.loads(p.json), "numInputRows": p.numInputRows}) for p in progress]
+        batches = [progress_summary(p) for p in progress]
         if self.progress is not None:
             # Idle progress (no rows) reaches listeners as onQueryIdle, not onQueryProgress: wait only for real batches.
             real = [(str(p.runId), b["batch_id"]) for p, b in zip(progress, batches, strict=True) if b["rows"]]

@@ -4,8 +4,9 @@ Worker ``i`` of ``n`` runs :func:`harness.chaos.run_campaign` in its own
 process, with its own driver pool (own JVMs), its own work directory
 ``<work_dir>/worker-<i>`` and the campaign seed :func:`worker_seed` ``(seed, i)``,
 for its share of the examples. The merged result lists every example; its
-failure (and bundle) is the one of the lowest-numbered worker that found one,
-so the same ``(seed, workers)`` gives the same verdict. A worker's bundle
+failure (and bundle) is the one of the lowest-numbered worker that found one
+(a violation stands even when another worker could not run; with none, a
+worker's error makes the verdict ``unknown``). A worker's bundle
 replays on its own (``harness replay``), whatever ``n`` was.
 
 Pays off only with spare cores: each worker runs a JVM with ``local[2]``
@@ -79,14 +80,29 @@ def run_parallel_campaign(
             )
             for i, n in enumerate(split)
         ]
-        parts = [f.result() for f in futures]
-    merged = CampaignResult(scenario, parts[0].guarantee, seed_value, profile, workers=len(split))
+        parts: list[CampaignResult | str] = []
+        for i, future in enumerate(futures):
+            try:
+                parts.append(future.result())
+            except Exception as exc:  # a crashed worker process, or an error it raised
+                parts.append(f"worker {i} failed: {type(exc).__name__}: {exc}")
+    guarantee = next((p.guarantee for p in parts if isinstance(p, CampaignResult)), "exactly-once")
+    merged = CampaignResult(scenario, guarantee, seed_value, profile, workers=len(split), master=master)
+    errors = []
     for part in parts:
+        if isinstance(part, str):
+            errors.append(part)
+            continue
         merged.examples += part.examples
         merged.driver_starts += part.driver_starts
-        if merged.error is None and part.error:
-            merged.error = part.error
+        if part.error:
+            errors.append(part.error)
         if merged.failure is None and part.failure is not None:
             merged.failure, merged.failure_report, merged.bundle = part.failure, part.failure_report, part.bundle
+    if errors:
+        for error in errors:
+            print(f"harness: {error.splitlines()[0]}", file=sys.stderr, flush=True)
+        if merged.failure is None:  # a violation found by one worker stands even if another could not run
+            merged.error = errors[0]
     merged.duration_s = time.monotonic() - started
     return merged

@@ -40,7 +40,8 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from fault_injectors.crash import SOURCE_TASK_POINTS, FaultSite
+from fault_injectors.crash import FaultSite
+from fault_injectors.hold import SOURCE_TASK_POINTS, hold_for_sibling_fault
 from fault_injectors.sinks import fire_mid_write, task_identity
 from harness.inspector.checkpoint import batch_ids, latest_batch_id
 from scenarios.admission import Offsets, admit, offsets_from_json, offsets_to_json
@@ -125,7 +126,7 @@ def read_range(config: SourceConfig, part: RangePartition) -> Iterator[tuple[Any
     _, _, attempt = task_identity()
     where = {"partition": part.partition, "attempt": attempt}
     held = SOURCE_TASK_POINTS if part.write_points else ("source.read",)
-    site.hold_for_sibling_fault(held, part.batch_id, part.partition, attempt)
+    hold_for_sibling_fault(site, held, part.batch_id, part.partition, attempt)
     site.maybe_fire("source.read", part.batch_id, **where)
     rows = config.rows(part.partition, part.start, part.end)
     if not part.write_points:  # a crash-injecting sink wrapper fires the write points itself

@@ -23,3 +23,18 @@ def test_executor_kills_need_executors_behind_a_connect_server_too() -> None:
     with pytest.raises(ValueError, match="needs executors separate from the driver"):
         RunSpec("file_sink_stateless", 1, extra_faults=(rule,), master="connect:local[2]")
     RunSpec("file_sink_stateless", 1, extra_faults=(rule,), master="connect:local-cluster[2,1,1024]")
+
+
+def test_a_listener_is_ours_only_if_our_process_holds_the_socket() -> None:
+    import os
+    import socket
+
+    from harness.connect import _owns_listener
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert _owns_listener(os.getpid(), port)
+        assert not _owns_listener(os.getpid(), port + 1 if port < 65535 else port - 1)
+    assert not _owns_listener(os.getpid(), port)  # closed: nobody listens
