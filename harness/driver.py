@@ -242,8 +242,15 @@ def warm(spark: SparkSession) -> dict[str, Any]:
         advance(root / "tap.json", {0: 4, 1: 4})
         opts = {"seed": "0", "tap": str(root / "tap.json")}
         stream = spark.readStream.format(FORMAT).options(**opts).load()
-        query = stream.writeStream.format("noop").option("checkpointLocation", str(root / "ckpt"))
-        query.trigger(availableNow=True).start().awaitTermination()
+        # The parquet file sink and a state store: the first batch after a take-over then
+        # costs ~1 steady batch instead of ~2.5 (measured with the file sink).
+        queries = [
+            stream.writeStream.format("parquet").option("path", str(root / "out")),
+            stream.groupBy("key").count().writeStream.format("noop").outputMode("update"),
+        ]
+        for i, writer in enumerate(queries):
+            query = writer.option("checkpointLocation", str(root / f"ckpt-{i}")).trigger(availableNow=True).start()
+            query.awaitTermination()
         spark.read.format(FORMAT).options(**opts).load().toArrow()
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -34,9 +34,17 @@ DEFAULT_CONFS: dict[str, str] = {
 }
 
 
+#: Directory whose ``sitecustomize`` makes Spark's Python processes import pyspark from the installed
+#: package instead of ``pyspark.zip`` (0.45 s less per start of a Python streaming source; see the module).
+SITEPATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sitepath")
+#: Set to ``1`` to keep Spark's own import order (pyspark from its zip) in Spark's Python processes.
+ZIP_IMPORTS_ENV = "HARNESS_SPARK_ZIP_IMPORTS"
+
+
 def spark_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """Environment for a process that runs Spark: ``base`` (default ``os.environ``)
-    plus the interpreter and loopback settings the harness relies on."""
+    plus the interpreter and loopback settings the harness relies on, and the
+    repository root and :data:`SITEPATH` first on ``PYTHONPATH``."""
     env = dict(os.environ if base is None else base)
     env["PYSPARK_PYTHON"] = sys.executable
     env["PYSPARK_DRIVER_PYTHON"] = sys.executable
@@ -44,8 +52,9 @@ def spark_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     env.setdefault("PYTHONHASHSEED", "0")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if root not in paths:
-        env["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    wanted = [root] if env.get(ZIP_IMPORTS_ENV) == "1" else [root, SITEPATH]
+    paths = [p for p in paths if p != SITEPATH]
+    env["PYTHONPATH"] = os.pathsep.join([*[w for w in wanted if w not in paths], *paths])
     return env
 
 
