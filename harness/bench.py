@@ -3,6 +3,9 @@ all measured in the same run on the same machine.
 
 - ``overhead_ratio``: median batch time of replayable source -> ``noop`` over
   ``rate-micro-batch`` -> ``noop`` (same rows per batch, same session);
+  ``python_source_floor_ratio`` is the same for the cheapest Python data source
+  yielding the same rows (:mod:`harness.bench_floor`): no Python source can do
+  better, and ``replayable_vs_floor_ratio`` is what the harness's source adds;
   ``harness_batch_ratio`` does the same with the parquet file sink (the
   reference exactly-once sink) behind the replayable source.
 - ``cold_restart_ratio`` / ``warm_restart_ratio``: time from a SIGKILL of the
@@ -35,6 +38,8 @@ from typing import Any
 
 from fault_injectors.plan import FaultRule
 from harness.bench_chaos import CAMPAIGN_LABELS, WORST_LABELS, chaos_rate, chaos_workloads
+from harness.bench_floor import FORMAT as FLOOR_FORMAT
+from harness.bench_floor import FloorDataSource
 from harness.history import read_history
 from harness.pool import DriverPool
 from harness.procs import TOKEN_PREFIX_ENV, new_token
@@ -98,7 +103,8 @@ def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, 
 
     spark = build_session("harness-bench")
     spark.sparkContext.setLogLevel("FATAL")  # stopping a query mid-batch logs an abort that is expected here
-    results: dict[str, list[float]] = {"rate_noop": [], "replayable_noop": [], "replayable_file": []}
+    spark.dataSource.register(FloorDataSource)
+    results: dict[str, list[float]] = {"rate_noop": [], "floor_noop": [], "replayable_noop": [], "replayable_file": []}
 
     def durations(query: Any, want: int) -> list[float]:
         while len([p for p in query.recentProgress if p.numInputRows]) < want and query.isActive:
@@ -119,6 +125,9 @@ def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, 
                 .start()
             )
             results["rate_noop"].append(statistics.median(durations(q, batches + 2)))
+            floor = spark.readStream.format(FLOOR_FORMAT).option("rows_per_batch", rows).load()
+            q = floor.writeStream.format("noop").option("checkpointLocation", str(d / "c-floor")).start()
+            results["floor_noop"].append(statistics.median(durations(q, batches + 2)))
             for name, sink in (("replayable_noop", "noop"), ("replayable_file", "parquet")):
                 tap = d / f"{name}.tap"
                 init_tap(tap, 2)
@@ -137,6 +146,8 @@ def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, 
     bare = out["rate_noop"]["median"]
     out["overhead_ratio"] = out["replayable_noop"]["median"] / bare
     out["harness_batch_ratio"] = out["replayable_file"]["median"] / bare
+    out["python_source_floor_ratio"] = out["floor_noop"]["median"] / bare
+    out["replayable_vs_floor_ratio"] = out["replayable_noop"]["median"] / out["floor_noop"]["median"]
     return out
 
 
@@ -219,6 +230,8 @@ def run_bench(quick: bool = False, echo: Callable[[str], None] = print) -> dict[
     doc["peak_rss_mb"] = round(sampler.stop(), 1)
     doc["overhead_ratio"] = doc["steady"]["overhead_ratio"]
     doc["harness_batch_ratio"] = doc["steady"]["harness_batch_ratio"]
+    doc["python_source_floor_ratio"] = doc["steady"]["python_source_floor_ratio"]
+    doc["replayable_vs_floor_ratio"] = doc["steady"]["replayable_vs_floor_ratio"]
     doc["cold_restart_ratio"] = doc["restart_cold"]["ratio"]
     doc["warm_restart_ratio"] = doc["restart_warm"]["ratio"]
 
@@ -238,9 +251,14 @@ def render_bench(doc: dict[str, Any]) -> str:
     lines = [
         "harness bench (medians; every ratio is against bare Spark or the cold design measured in this run)",
         f"  batch, rate-micro-batch -> noop        {s(st['rate_noop'])}",
+        f"  batch, minimal Python source -> noop   {s(st['floor_noop'])}",
         f"  batch, replayable -> noop              {s(st['replayable_noop'])}",
         f"  batch, replayable -> parquet file sink {s(st['replayable_file'])}",
         f"  overhead_ratio                         {doc['overhead_ratio']:.2f}x (target <= 1.2x)",
+        f"  python_source_floor_ratio              {doc['python_source_floor_ratio']:.2f}x (any Python source; "
+        "the floor of overhead_ratio)",
+        f"  replayable_vs_floor_ratio              {doc['replayable_vs_floor_ratio']:.2f}x (what the harness's "
+        "source adds)",
         f"  harness_batch_ratio (with file sink)   {doc['harness_batch_ratio']:.2f}x",
         f"  kill -> recovered batch, cold          {s(doc['restart_cold']['kill_to_first_batch_s'])}",
         f"  kill -> recovered batch, warm standby  {s(doc['restart_warm']['kill_to_first_batch_s'])}",

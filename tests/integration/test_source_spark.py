@@ -83,3 +83,19 @@ def test_spark_python_workers_import_the_installed_pyspark_not_its_zip(spark: Sp
     seen = {r[0] for r in spark.range(2).select(pyspark_file("id")).collect()}
     assert seen == {pyspark.__file__}, f"workers imported pyspark from {seen}, expected {pyspark.__file__}"
     assert ".zip" not in pyspark.__file__
+
+
+def test_bench_floor_source_yields_rows_per_batch_in_the_replayable_schema(spark: SparkSession, tmp_path: Path) -> None:
+    from harness.bench_floor import FORMAT as FLOOR
+    from harness.bench_floor import FloorDataSource
+
+    spark.dataSource.register(FloorDataSource)
+    stream = spark.readStream.format(FLOOR).option("rows_per_batch", 7).load()
+    assert stream.schema == spark.read.format("replayable").option("end", json.dumps(END)).load().schema
+    query = (
+        stream.writeStream.format("memory").queryName("bench_floor_rows")
+        .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(once=True).start()
+    )  # fmt: skip
+    query.awaitTermination()
+    assert [p.numInputRows for p in query.recentProgress if p.numInputRows] == [7]
+    assert spark.table("bench_floor_rows").count() == 7
