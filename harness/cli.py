@@ -273,6 +273,11 @@ def _register_bench() -> None:
 
 
 _register_bench()
+COMMANDS.setdefault(
+    "cds",
+    ("build the driver's JVM class-data archive if missing (set-up does this)", lambda p: None,
+     lambda a: __import__("harness.cds", fromlist=["main"]).main([])),
+)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from harness.cds import java_options
 from harness.connect import ConnectServer, inner_master, is_connect
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ def build_session(
     master: str = DEFAULT_MASTER,
     confs: Mapping[str, str] | None = None,
 ) -> SparkSession:
-    """A SparkSession with :data:`DEFAULT_CONFS` (overridden by ``confs``) and the
+    """A SparkSession with :data:`DEFAULT_CONFS` (overridden by ``confs``; the driver's JVM
+    options gain the class-data archive of :mod:`harness.cds` when it exists) and the
     ``replayable`` data source registered. A ``connect:<inner master>`` master
     gives a Spark Connect client of a loopback server started here
     (:mod:`harness.connect`). Sets this process's environment as
@@ -74,6 +76,8 @@ def build_session(
     from scenarios.replayable_source import ReplayableDataSource
 
     all_confs = {**DEFAULT_CONFS, **dict(confs or {})}
+    java_key = "spark.driver.extraJavaOptions"
+    all_confs[java_key] = java_options(all_confs.get(java_key, ""))
     if is_connect(master):
         return _connect_session(app_name, master, all_confs)
     builder = SparkSession.builder.appName(app_name).master(master)

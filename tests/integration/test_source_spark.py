@@ -68,23 +68,6 @@ def test_missing_availability_option_is_a_clear_error(spark: SparkSession) -> No
         spark.read.format("replayable").option("seed", 1).load().collect()
 
 
-def test_spark_python_workers_import_the_installed_pyspark_not_its_zip(spark: SparkSession) -> None:
-    """The ``sitecustomize`` on PYTHONPATH (harness/sitepath) reaches the Python workers Spark
-    starts: they import pyspark from the installed package, whose bytecode is cached."""
-    import pyspark
-    from pyspark.sql.functions import udf
-
-    @udf("string")
-    def pyspark_file(_: int) -> str:
-        import pyspark as worker_pyspark
-
-        return str(worker_pyspark.__file__)
-
-    seen = {r[0] for r in spark.range(2).select(pyspark_file("id")).collect()}
-    assert seen == {pyspark.__file__}, f"workers imported pyspark from {seen}, expected {pyspark.__file__}"
-    assert ".zip" not in pyspark.__file__
-
-
 def test_bench_floor_source_yields_rows_per_batch_in_the_replayable_schema(spark: SparkSession, tmp_path: Path) -> None:
     from harness.bench_floor import FORMAT as FLOOR
     from harness.bench_floor import FloorDataSource

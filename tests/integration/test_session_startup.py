@@ -1,0 +1,45 @@
+"""Start-up trims of the harness's SparkSessions, checked in the real JVM and workers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from pyspark import SparkContext
+from pyspark.sql import SparkSession
+
+from harness.cds import CDS_ENV, archive_path
+from harness.session import DEFAULT_CONFS
+
+
+def test_spark_python_workers_import_the_installed_pyspark_not_its_zip(spark: SparkSession) -> None:
+    """The ``sitecustomize`` on PYTHONPATH (harness/sitepath) reaches the Python workers Spark
+    starts: they import pyspark from the installed package, whose bytecode is cached."""
+    import pyspark
+    from pyspark.sql.functions import udf
+
+    @udf("string")
+    def pyspark_file(_: int) -> str:
+        import pyspark as worker_pyspark
+
+        return str(worker_pyspark.__file__)
+
+    seen = {r[0] for r in spark.range(2).select(pyspark_file("id")).collect()}
+    assert seen == {pyspark.__file__}, f"workers imported pyspark from {seen}, expected {pyspark.__file__}"
+    assert ".zip" not in pyspark.__file__
+
+
+def test_the_driver_jvm_maps_the_class_data_archive(spark: SparkSession) -> None:
+    """bin/test builds the archive at set-up (harness/cds.py); the session's JVM must map it."""
+    if os.environ.get(CDS_ENV) == "0":
+        pytest.skip(f"{CDS_ENV}=0 turns the archive off")
+    archive = archive_path(DEFAULT_CONFS["spark.driver.extraJavaOptions"])
+    if archive is None or not archive.is_file():
+        pytest.skip(f"no class-data archive at {archive}; `python -m harness cds` builds it")
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is None:
+        pytest.skip("this session's JVM was not started by this process")
+    assert str(archive) in spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
+    maps = Path(f"/proc/{proc.pid}/maps").read_text()
+    assert str(archive) in maps, f"JVM {proc.pid} runs without {archive}: the archive did not load"
