@@ -93,7 +93,9 @@ def ensure_archive(echo: Callable[[str], None] = print) -> Path | None:
     for step in ("--dump", "--verify"):
         cmd = [sys.executable, "-m", "harness.cds", step, str(tmp)]
         try:
-            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False)
+            done = subprocess.run(
+                cmd, env=env, cwd=path.parent, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+            )  # cwd: a JVM crash log (hs_err_pid*.log) lands next to the archive, not in the user's directory
         except subprocess.TimeoutExpired:
             done = subprocess.CompletedProcess(cmd, -1, "", f"timed out after {BUILD_TIMEOUT_S:.0f} s")
         if done.returncode != 0 or not tmp.is_file() or tmp.stat().st_size == 0:
