@@ -1,17 +1,23 @@
-"""The chaos part of ``harness bench``: examples per minute of the pooled design
-(one shared driver with a warm standby, soft faults in place) over the cold
-design (a new driver per example, cold restarts), on the same schedules."""
+"""The chaos part of ``harness bench``: examples per minute of the new design
+(one shared driver with a warm standby, soft faults in place, start-up trims)
+over the cold-restart design (a new driver per example and per hard kill), on
+the same schedules; see :data:`DESIGNS`."""
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from fault_injectors.plan import FaultRule
+from harness.cds import CDS_ENV
 from harness.pool import DriverPool
 from harness.rundir import RunPaths
 from harness.runner import Runner
+from harness.session import ZIP_IMPORTS_ENV
 from harness.spec import RunSpec
 from scenarios import get_scenario
 
@@ -73,20 +79,45 @@ def campaign_specs(scenario: str, examples: int, profile: str = "ci", seed_value
     return drawn[:examples]
 
 
-def chaos_rate(work: Path, label: str, specs: list[RunSpec], pooled: bool) -> dict[str, Any]:
-    """Examples per minute for ``specs``: pooled design (one shared driver with a warm standby,
-    soft faults in place) or cold design (a new driver per example, cold restarts)."""
+#: What the drivers of the cold-restart design ran before the start-up trims of the new design:
+#: no class-data archive (harness.cds), pyspark imported from Spark's zip (harness/sitepath).
+UNTRIMMED_ENV = {CDS_ENV: "0", ZIP_IMPORTS_ENV: "1"}
+#: ``pooled``: the new design (one shared driver, warm standby, soft faults in place, start-up
+#: trims); ``cold``: the cold-restart design as it was (a new driver per example and per hard
+#: kill, Spark's start-up); ``cold_trimmed``: the cold design with the new start-up trims.
+DESIGNS = ("pooled", "cold", "cold_trimmed")
+
+
+@contextmanager
+def startup(trimmed: bool) -> Iterator[None]:
+    """Drivers started inside this block use the harness's start-up trims, or (``trimmed=False``)
+    the start-up of the cold-restart design (:data:`UNTRIMMED_ENV`)."""
+    saved = {k: os.environ.get(k) for k in UNTRIMMED_ENV}
+    if not trimmed:
+        os.environ.update(UNTRIMMED_ENV)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def chaos_rate(work: Path, label: str, specs: list[RunSpec], design: str) -> dict[str, Any]:
+    """Examples per minute for ``specs`` in one of :data:`DESIGNS`."""
     t0 = time.monotonic()
-    design = "pooled" if pooled else "cold"
     hard = sum(r.action == "kill_process_group" for s in specs for r in s.extra_faults)
-    if pooled:
-        with DriverPool(work / f"{label}-{design}-logs", "local[2]", {}, standby=True) as pool:
+    with startup(design != "cold"):
+        if design == "pooled":
+            with DriverPool(work / f"{label}-{design}-logs", "local[2]", {}, standby=True) as pool:
+                for i, spec in enumerate(specs):
+                    Runner(spec, RunPaths(work / f"{label}-{design}-{i}"), echo=lambda m: None, pool=pool).execute()
+        else:
             for i, spec in enumerate(specs):
-                Runner(spec, RunPaths(work / f"{label}-{design}-{i}"), echo=lambda m: None, pool=pool).execute()
-    else:
-        for i, spec in enumerate(specs):
-            paths = RunPaths(work / f"{label}-{design}-{i}")
-            with DriverPool(paths.logs, "local[2]", {}) as pool:
-                Runner(spec, paths, echo=lambda m: None, pool=pool).execute()
+                paths = RunPaths(work / f"{label}-{design}-{i}")
+                with DriverPool(paths.logs, "local[2]", {}) as pool:
+                    Runner(spec, paths, echo=lambda m: None, pool=pool).execute()
     minutes = (time.monotonic() - t0) / 60
     return {"examples": len(specs), "hard_kills": hard, "minutes": minutes, "per_minute": len(specs) / minutes}

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,18 @@ def test_bench_draws_the_ci_campaigns_own_schedules_deterministically() -> None:
     assert actions == {"raise", "kill_process_group"}  # the profile's mix of soft faults and hard kills
     worst = worst_case_specs("agg_watermark_append", 2)
     assert all(any(r.action == "kill_process_group" for r in spec.extra_faults) for spec in worst)
+
+
+def test_bench_cold_design_starts_drivers_without_the_startup_trims(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import cds
+    from harness.bench_chaos import startup
+    from harness.session import SITEPATH, ZIP_IMPORTS_ENV, spark_env
+
+    monkeypatch.delenv(cds.CDS_ENV, raising=False)
+    monkeypatch.setenv(ZIP_IMPORTS_ENV, "0")
+    with startup(False):
+        assert SITEPATH not in spark_env()["PYTHONPATH"].split(os.pathsep)
+        assert cds.java_options("-XX:+UseSerialGC") == "-XX:+UseSerialGC"
+    assert os.environ[ZIP_IMPORTS_ENV] == "0" and cds.CDS_ENV not in os.environ
+    with startup(True):
+        assert SITEPATH in spark_env()["PYTHONPATH"].split(os.pathsep)
