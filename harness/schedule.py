@@ -9,6 +9,7 @@ ids that will exist. All randomness comes from ``random.Random(spec.seed)``.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fault_injectors.plan import FaultPlan, FaultRule
@@ -89,3 +90,37 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
             rules.append(FaultRule(f"k{i + 1}", point, batch, partition, after_rows))
     rules += spec.extra_faults
     return Schedule(tuple(ops), FaultPlan(tuple(rules), seed=spec.seed), tuple(predicted))
+
+
+def rules_per_point(
+    points: Sequence[str],
+    batches: Sequence[tuple[Offsets, Offsets]],
+    rows_per_offset: int,
+    *,
+    rule_id: str = "at-{point}",
+    action: Callable[[str], str] | None = None,
+) -> list[FaultRule]:
+    """One fault rule per crash point, ``points[i]`` in batch ``i``, so each
+    fault fires in a batch of its own.
+
+    ``batches`` are the predicted ``(start, end)`` offsets per batch id (a
+    :class:`Schedule`'s ``predicted_batches``). A ``sink.write.mid`` rule aims at
+    the busiest partition of its batch (most offsets; on a tie the first in
+    ``end``'s order) and fires after half that partition's rows
+    (``offsets * rows_per_offset // 2``); any other rule matches every partition
+    and has no ``after_rows``. Only a ``sink.write.mid`` point needs its batch
+    predicted (``IndexError`` otherwise); the caller makes enough batches.
+    Rule ids are ``rule_id`` formatted with ``n`` (``i + 1``) and ``point``;
+    ``action(point)`` gives a rule's action (``None``: :class:`FaultRule`'s
+    default, a SIGKILL of the driver's process group).
+    """
+    rules = []
+    for i, point in enumerate(points):
+        partition = after = None
+        if point == "sink.write.mid":
+            start, end = batches[i]
+            partition = max(end, key=lambda p: end[p] - start[p])
+            after = (end[partition] - start[partition]) * rows_per_offset // 2
+        how = {} if action is None else {"action": action(point)}
+        rules.append(FaultRule(rule_id.format(n=i + 1, point=point), point, i, partition, after, **how))
+    return rules

@@ -22,23 +22,14 @@ if TYPE_CHECKING:
 
 
 def _sink_rules(scenario: str, points: Sequence[str], seed: int) -> tuple[list[Any], int]:
-    from fault_injectors.plan import FaultRule
-    from harness.schedule import build_schedule
+    from harness.schedule import build_schedule, rules_per_point
     from harness.spec import RunSpec
     from scenarios import get_scenario
 
     sc = get_scenario(scenario)
     rounds = 2
     batches = build_schedule(RunSpec(scenario, seed, 0, rounds), sc).predicted_batches
-    rules = []
-    for i, point in enumerate(points):
-        partition = after = None
-        if point == "sink.write.mid":
-            start, end = batches[i]
-            partition = max(end, key=lambda p: end[p] - start[p])
-            after = (end[partition] - start[partition]) * sc.rows_per_offset // 2
-        rules.append(FaultRule(f"c{i + 1}", point, i, partition, after))
-    return rules, rounds
+    return rules_per_point(points, batches, sc.rows_per_offset, rule_id="c{n}"), rounds
 
 
 def measure_sink(row: Row, run_dir: Path, seed: int, pool: Any, echo: Callable[[str], None]) -> dict[str, Any]:

@@ -38,7 +38,7 @@ def action_for(point: str, mode: str) -> str:
 
 def plan_rules(config: dict[str, Any], points: Sequence[str], mode: str, seed: int) -> tuple[list[FaultRule], int]:
     """One rule per point, point *i* at batch *i*; and the rounds of data that make enough batches."""
-    from harness.schedule import build_schedule
+    from harness.schedule import build_schedule, rules_per_point
     from harness.spec import RunSpec
 
     scenario = build(config)
@@ -46,14 +46,7 @@ def plan_rules(config: dict[str, Any], points: Sequence[str], mode: str, seed: i
     while len(build_schedule(RunSpec("x", seed, 0, rounds), scenario).predicted_batches) < len(points):
         rounds += 1
     batches = build_schedule(RunSpec("x", seed, 0, rounds), scenario).predicted_batches
-    rules = []
-    for i, point in enumerate(points):
-        partition = after = None
-        if point == "sink.write.mid":
-            start, end = batches[i]
-            partition = max(end, key=lambda p: end[p] - start[p])
-            after = (end[partition] - start[partition]) * scenario.rows_per_offset // 2
-        rules.append(FaultRule(f"at-{point}", point, i, partition, after, action=action_for(point, mode)))
+    rules = rules_per_point(points, batches, scenario.rows_per_offset, action=lambda point: action_for(point, mode))
     return rules, rounds
 
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 
-from fault_injectors.plan import FaultPlan, FaultRule
+from fault_injectors.plan import FaultPlan
 from harness.procs import pids_with_token
-from harness.schedule import build_schedule
+from harness.schedule import build_schedule, rules_per_point
 from harness.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.sinks.pg_cluster import serves, unavailable_reason
@@ -68,14 +68,7 @@ def plan_for(scenario: str) -> tuple[FaultPlan, int, list[Any]]:
     while len(build_schedule(RunSpec(scenario, SEED, 0, rounds), sc).predicted_batches) < len(points):
         rounds += 1
     batches = build_schedule(RunSpec(scenario, SEED, 0, rounds), sc).predicted_batches
-    rules = []
-    for i, point in enumerate(points):
-        partition = after = None
-        if point == "sink.write.mid":
-            start, end = batches[i]
-            partition = max(end, key=lambda p: end[p] - start[p])
-            after = (end[partition] - start[partition]) * sc.rows_per_offset // 2
-        rules.append(FaultRule(f"at-{point}", point, i, partition, after))
+    rules = rules_per_point(points, batches, sc.rows_per_offset)
     return FaultPlan(tuple(rules), seed=SEED), rounds, list(batches)
 
 

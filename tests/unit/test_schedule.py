@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from fault_injectors.plan import FaultRule
-from harness.schedule import build_schedule
+from harness.schedule import build_schedule, rules_per_point
 from harness.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.admission import plan_batches
@@ -54,3 +54,33 @@ def test_spec_round_trip_and_replay_command(tmp_path: object) -> None:
     )
     assert RunSpec.from_dict(__import__("json").loads(spec.to_json())) == spec
     assert spec.replay_command().endswith("--seed 5 --kills 0 --rounds 2 --kill sink.write.mid:1:0:3")
+
+
+def test_rules_per_point_one_rule_per_batch_and_mid_write_at_half_the_busiest_partition() -> None:
+    batches = [
+        ({0: 0, 1: 0}, {0: 3, 1: 2}),
+        ({0: 3, 1: 2}, {0: 4, 1: 6}),  # partition 1 is busiest: 4 offsets
+        ({0: 4, 1: 6}, {0: 7, 1: 9}),  # a tie (3 and 3): the first partition of `end`
+    ]
+    points = ("source.latest_offset", "sink.write.mid", "sink.write.mid", "sink.commit.after")
+    # The last point has no predicted batch: only sink.write.mid needs one.
+    assert rules_per_point(points, batches, 5, rule_id="c{n}") == [
+        FaultRule("c1", "source.latest_offset", 0, None, None),
+        FaultRule("c2", "sink.write.mid", 1, 1, 10),  # 4 offsets * 5 rows // 2
+        FaultRule("c3", "sink.write.mid", 2, 0, 7),  # 3 offsets * 5 rows // 2
+        FaultRule("c4", "sink.commit.after", 3, None, None),
+    ]
+
+
+def test_rules_per_point_ids_and_actions() -> None:
+    batches = [({0: 0, 1: 0}, {0: 1, 1: 2})]
+    rules = rules_per_point(("sink.write.mid", "sink.commit.before"), batches, 1)
+    assert [(r.id, r.action) for r in rules] == [
+        ("at-sink.write.mid", "kill_process_group"),
+        ("at-sink.commit.before", "kill_process_group"),
+    ]
+    assert (rules[0].partition, rules[0].after_rows) == (1, 1)
+    soft = rules_per_point(("sink.write.mid", "sink.commit.before"), batches, 1, action=lambda p: "raise")
+    assert [r.action for r in soft] == ["raise", "raise"]
+    with pytest.raises(IndexError):
+        rules_per_point(("sink.commit.before", "sink.write.mid"), batches, 1)
