@@ -38,6 +38,12 @@ CRASH_POINTS: dict[str, str] = {
     ),
 }
 
+#: Every crash point, as a tuple in the protocol order of :data:`CRASH_POINTS`: the ``kill_points`` of the
+#: scenarios that reach them all. The order matters: ``build_schedule`` shuffles and the Hypothesis strategies
+#: draw from a scenario's ``kill_points`` by position, and the crash-point campaigns put point *i* in batch *i*,
+#: so reordering :data:`CRASH_POINTS` changes which schedules a seed generates.
+ALL_CRASH_POINTS: tuple[str, ...] = tuple(CRASH_POINTS)
+
 #: What a fault does when it fires.
 ACTIONS: dict[str, str] = {
     "kill_process_group": "SIGKILL the driver's process group (and the firing process's own group)",

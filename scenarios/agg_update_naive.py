@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fault_injectors.plan import ALL_CRASH_POINTS
 from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.agg_watermark_append import GROUP, SOURCE, aggregate
 from scenarios.agg_watermark_update import TABLE, ensure_table, quote, read_table
@@ -40,20 +41,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
     from pyspark.sql.types import StructType
-
-
-#: The streaming query is stateless (no no-data batches): every crash point of a ``foreachBatch`` sink.
-FOREACH_BATCH_POINTS = (
-    "source.latest_offset",
-    "after_offsets_logged",
-    "source.read",
-    "sink.write.start",
-    "sink.write.mid",
-    "sink.write.end",
-    "sink.commit.before",
-    "sink.commit.after",
-    "after_commit_logged",
-)
 
 
 def merge_additively(
@@ -118,7 +105,8 @@ SCENARIO = Scenario(
     name="agg_update_naive",
     summary="per-batch window aggregates added into SQLite without batch-id dedup (expected: over-count on replay)",
     guarantee="at-least-once",
-    kill_points=FOREACH_BATCH_POINTS,
+    # The streaming query is stateless (no no-data batches): every crash point of a ``foreachBatch`` sink.
+    kill_points=ALL_CRASH_POINTS,
     transform=passthrough,
     attach_sink=attach_sink,
     read_output=read_output,

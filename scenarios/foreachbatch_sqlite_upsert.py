@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fault_injectors.plan import ALL_CRASH_POINTS
 from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.base import Scenario, SinkContext
 from scenarios.file_sink_stateless import transform
@@ -33,18 +34,8 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import DataStreamWriter
     from pyspark.sql.types import StructType
 
-#: Every crash point a ``foreachBatch`` sink fed by the replayable source reaches.
-FOREACH_BATCH_POINTS = (
-    "source.latest_offset",
-    "after_offsets_logged",
-    "source.read",
-    "sink.write.start",
-    "sink.write.mid",
-    "sink.write.end",
-    "sink.commit.before",
-    "sink.commit.after",
-    "after_commit_logged",
-)
+#: Every crash point a ``foreachBatch`` sink fed by the replayable source reaches: all of them.
+FOREACH_BATCH_POINTS = ALL_CRASH_POINTS
 
 
 def database(ctx: SinkContext) -> Path:

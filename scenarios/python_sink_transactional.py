@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fault_injectors.plan import ALL_CRASH_POINTS
 from scenarios.base import Scenario, SinkContext
 from scenarios.file_sink_stateless import transform
 from scenarios.sinks.transactional import read_visible
@@ -32,18 +33,8 @@ if TYPE_CHECKING:
 
 INNER = "scenarios.sinks.transactional:TransactionalFileSink"
 
-#: Every crash point a Python ``DataSourceStreamWriter`` fed by the replayable source reaches.
-PYTHON_SINK_POINTS = (
-    "source.latest_offset",
-    "after_offsets_logged",
-    "source.read",
-    "sink.write.start",
-    "sink.write.mid",
-    "sink.write.end",
-    "sink.commit.before",
-    "sink.commit.after",
-    "after_commit_logged",
-)
+#: Every crash point a Python ``DataSourceStreamWriter`` fed by the replayable source reaches: all of them.
+PYTHON_SINK_POINTS = ALL_CRASH_POINTS
 
 
 def crash_injecting_sink(writer: DataStreamWriter, ctx: SinkContext, inner: str) -> DataStreamWriter:

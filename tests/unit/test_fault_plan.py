@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from fault_injectors.crash import FaultSite, never_fired, read_ledger
-from fault_injectors.plan import FaultPlan, FaultPlanError, FaultRule
+from fault_injectors.plan import ALL_CRASH_POINTS, FaultPlan, FaultPlanError, FaultRule
+from scenarios import get_scenario
 
 
 def test_plan_round_trips_through_json(tmp_path: Path) -> None:
@@ -92,3 +93,21 @@ def test_no_fault_dir_means_no_faults() -> None:
     site = FaultSite(None)
     assert site.armed("after_offsets_logged", 0) == []
     site.maybe_fire("after_offsets_logged", 0)
+
+
+def test_all_crash_points_keep_the_protocol_order_seeds_depend_on() -> None:
+    # Scenarios reaching every point use this tuple as kill_points; schedules and strategies draw from it by
+    # position, so a reorder would change what every existing seed generates.
+    assert ALL_CRASH_POINTS == (
+        "source.latest_offset",
+        "after_offsets_logged",
+        "source.read",
+        "sink.write.start",
+        "sink.write.mid",
+        "sink.write.end",
+        "sink.commit.before",
+        "sink.commit.after",
+        "after_commit_logged",
+    )
+    for name in ("foreachbatch_sqlite_upsert", "agg_update_naive", "python_sink_transactional"):
+        assert get_scenario(name).kill_points == ALL_CRASH_POINTS, name
