@@ -2,7 +2,10 @@
 
 Every run started here carries a run-token prefix unique to this test session,
 so :func:`leftover_processes` sees exactly the processes of our own runs
-(not those of another run on the same machine).
+(not those of another run on the same machine). Its ``TMPDIR`` is
+:data:`CHILD_TMPDIR`, so the temp directories a run makes without
+``--run-dir`` (``harness-<scenario>-*`` and the like) land in pytest's tmp dir,
+not in ``/tmp``.
 """
 
 from __future__ import annotations
@@ -19,11 +22,16 @@ from harness.procs import TOKEN_PREFIX_ENV, pids_with_token
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN_PREFIX = f"pytest-{uuid.uuid4().hex[:8]}-"
+#: ``TMPDIR`` of every run started here; set for the session to a directory in pytest's tmp dir by the
+#: ``cli_tmpdir`` fixture (``tests/integration/conftest.py``). ``None``: the run inherits this process's.
+CHILD_TMPDIR: Path | None = None
 
 
 def harness(*args: str, timeout: float = 900) -> tuple[int, str, str]:
     """Run ``python -m harness *args``; returns (exit code, stdout, stderr)."""
     env = {**os.environ, TOKEN_PREFIX_ENV: TOKEN_PREFIX}
+    if CHILD_TMPDIR is not None:
+        env["TMPDIR"] = str(CHILD_TMPDIR)
     proc = subprocess.run(
         [sys.executable, "-m", "harness", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
     )
