@@ -168,8 +168,9 @@ def _kill_to_recovery(history: Path) -> tuple[float, float]:
     return (after.time_ns - kill.time_ns) / 1e9, statistics.median(steady[1:] or steady)
 
 
-def restarts(work: Path, standby: bool, reps: int) -> dict[str, Any]:
-    """Kill the driver at batch 3 of a 5-batch stateless run; time to the first recovered batch."""
+def restarts(work: Path, label: str, standby: bool, reps: int) -> dict[str, Any]:
+    """Kill the driver at batch 3 of a 5-batch stateless run; time to the first recovered batch.
+    ``label`` names the run directories (each measurement needs its own)."""
     gaps, steadies = [], []
     for rep in range(reps):
         spec = RunSpec(
@@ -179,7 +180,7 @@ def restarts(work: Path, standby: bool, reps: int) -> dict[str, Any]:
             rows=((100, 100),),
             extra_faults=(FaultRule("b", "after_offsets_logged", 3),),
         )
-        paths = RunPaths(work / f"restart-{'warm' if standby else 'cold'}-{rep}")
+        paths = RunPaths(work / f"restart-{label}-{rep}")
         with DriverPool(paths.logs, spec.master, {}, standby=standby) as pool:
             pool.start()
             pool.wait_for_standby()
@@ -224,7 +225,7 @@ def run_bench(quick: bool = False, echo: Callable[[str], None] = print) -> dict[
         for label, standby, trimmed in (("cold", False, False), ("cold_trimmed", False, True), ("warm", True, True)):
             echo(f"kill -> first recovered batch, {label} ...")
             with startup(trimmed):
-                doc[f"restart_{label}"] = restarts(work, standby, reps)
+                doc[f"restart_{label}"] = restarts(work, label, standby, reps)
         for label, specs in chaos_workloads(quick):
             for design in DESIGNS if label in CAMPAIGN_LABELS else DESIGNS[:2]:
                 echo(f"chaos examples/min, {label}, {design} design ...")
