@@ -65,6 +65,10 @@ class Runner:
                 f"spec wants master {spec.master!r} and confs {spec.confs}, the driver pool has "
                 f"{self.pool.master!r} and {self.pool.confs}"
             )
+        if paths.history.exists():
+            raise HarnessError(
+                f"run directory {paths.root} already holds a run ({paths.history.name}); give each run a new directory"
+            )
         self.started = time.monotonic()
         self._event_offsets: dict[int, int] = {}
         self._ledger_seen = 0

@@ -106,3 +106,13 @@ def test_kill_executor_needs_a_cluster_master(tmp_path: Path, capsys: pytest.Cap
     plan.write_text(json.dumps({"rules": [{"id": "e1", "point": "sink.write.mid", "action": "kill_executor"}]}))
     assert main(["run", "file_sink_stateless", "--seed", "1", "--fault-plan", str(plan)]) == 2
     assert "use --master 'local-cluster[2,1,1024]'" in capsys.readouterr().err
+
+
+def test_a_runner_refuses_a_directory_that_already_holds_a_run(tmp_path: Path) -> None:
+    from harness.runner import HarnessError, Runner
+
+    paths = RunPaths(tmp_path / "run")
+    paths.create()
+    paths.history.write_text("")
+    with pytest.raises(HarnessError, match="already holds a run"):
+        Runner(RunSpec("file_sink_stateless", 1, kills=0), paths, echo=lambda m: None)
