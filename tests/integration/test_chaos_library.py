@@ -56,7 +56,7 @@ def test_at_least_once_sink_is_found_shrunk_and_replayed(shared_pool: DriverPool
     spec, recorded = load_bundle(result.bundle)
     assert recorded["versions"]["pyspark"].startswith("4.3")
     assert recorded["anomalies"] and {a["kind"] for a in recorded["anomalies"]} == {"duplicate"}
-    replay = to_json(run_spec(spec, echo=lambda m: None))
+    replay = to_json(run_spec(spec, run_dir=tmp_path / "replay", echo=lambda m: None))
     assert (replay["verdict"], anomaly_keys(replay["anomalies"])) == (
         recorded["verdict"],
         anomaly_keys(recorded["anomalies"]),
