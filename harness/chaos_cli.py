@@ -60,6 +60,8 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         return _fail(f"unknown nemesis {unknown[0]!r}; known: {', '.join(NEMESES)}")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     keep = args.work_dir is not None
+    if keep and args.work_dir.is_dir() and any(args.work_dir.iterdir()):
+        return _fail(f"--work-dir {args.work_dir} is not empty (it holds an earlier campaign); give a new one")
     work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix=f"harness-chaos-{args.scenario}-"))
     print(
         f"chaos {args.scenario}: {profile.examples} example(s), seed {seed}, profile {profile.name}; work dir {work}\n"

@@ -18,6 +18,7 @@ import hashlib
 import json
 import random
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -120,7 +121,7 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
         first = Path(explicit) if explicit else _saved_bundle(record)
         result = None
         if first is not None:
-            result = replay_bundle_campaign(first, profile, tmp_path / "replay")
+            result = replay_bundle_campaign(first, profile, Path(tempfile.mkdtemp(prefix="replay-", dir=tmp_path)))
             if not result.failure and not explicit:
                 record.unlink(missing_ok=True)  # the saved failure no longer reproduces
                 result = None
@@ -129,7 +130,7 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
                 spec["scenario"],
                 seed_value=seed,
                 profile=profile,
-                work_dir=tmp_path / "chaos",
+                work_dir=Path(tempfile.mkdtemp(prefix="chaos-", dir=tmp_path)),  # a new one per call
                 nemesis=tuple(spec.get("nemesis", ())),
             )
         if result.bundle:

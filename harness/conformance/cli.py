@@ -160,6 +160,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
     unknown = sorted(set(only or ()) - set(ROW_KEYS))
     if unknown:
         return _fail(f"--only {unknown}: unknown row(s); known: {', '.join(ROW_KEYS)}")
+    if args.keep is not None and args.keep.is_dir() and any(args.keep.iterdir()):
+        return _fail(f"--keep {args.keep} is not empty; give a new directory or remove it")
     work = args.keep or Path(tempfile.mkdtemp(prefix="harness-certify-"))
     t0 = time.monotonic()
     rows, timelines = run_certify(only, Path(work), seed=args.seed, keep=args.keep is not None, echo=_echo)

@@ -116,3 +116,14 @@ def test_a_runner_refuses_a_directory_that_already_holds_a_run(tmp_path: Path) -
     paths.history.write_text("")
     with pytest.raises(HarnessError, match="already holds a run"):
         Runner(RunSpec("file_sink_stateless", 1, kills=0), paths, echo=lambda m: None)
+
+
+def test_chaos_and_certify_refuse_a_work_directory_holding_an_earlier_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "example-0001").mkdir()
+    assert main(["chaos", "file_sink_stateless", "--work-dir", str(tmp_path / "old")]) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert main(["certify", "--keep", str(tmp_path / "old")]) == 2
+    assert "is not empty" in capsys.readouterr().err
