@@ -1,7 +1,7 @@
 """A JVM class-data archive (AppCDS) of the Spark driver, so drivers start faster.
 
 Measured here (2 cores, idle): a SparkSession took 4.8 s to start and 6.0 s
-more to warm its Python workers; with the archive 2.55 s and 4.2 s. A chaos
+more to warm its Python workers; with the archive 2.6 s and 4.4 s. A chaos
 campaign pays a JVM start for every hard kill, so this matters more than any
 other start-up setting.
 
@@ -12,16 +12,21 @@ the JVM writes the classes it loaded (~190 MB). Its name is a digest of the
 ``java`` binary, the pyspark version, the jar list and the driver's JVM
 options, so a different JDK or pyspark builds a new one. :func:`java_options`
 adds ``-XX:SharedArchiveFile`` to the driver's JVM options when the archive
-exists; the JVM ignores an archive it cannot use (``-Xshare:auto``), so a stale
-archive costs speed, never correctness. ``HARNESS_CDS=0`` turns it off.
+exists; the JVM ignores a stale archive it cannot use (``-Xshare:auto``): that
+costs speed, never correctness. A *damaged* archive would crash the JVM, so a new
+one is CRC-checked and used by a real session before it is renamed into place.
+``HARNESS_CDS=0`` turns it off.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -49,7 +54,8 @@ def archive_path(base_options: str) -> Path | None:
     java = _java()
     if java is None:
         return None
-    jars = Path(pyspark.__file__).parent / "jars"
+    spark_home = os.environ.get("SPARK_HOME")
+    jars = Path(spark_home) / "jars" if spark_home else Path(pyspark.__file__).parent / "jars"
     digest = hashlib.sha256()
     st = java.stat()
     options = " ".join(base_options.split())
@@ -72,8 +78,10 @@ def java_options(base_options: str) -> str:
 
 def ensure_archive(echo: Callable[[str], None] = print) -> Path | None:
     """Build the archive if it is missing; returns its path, or ``None`` (with a
-    message saying why) when it cannot be built. Never raises for a failed build."""
-    from harness.session import DEFAULT_CONFS, spark_env
+    message saying why) when it cannot be built. Never raises for a failed build.
+    One build at a time per environment (a lock file); archives of other keys and
+    leftovers of interrupted builds are removed."""
+    from harness.session import DEFAULT_CONFS
 
     base = DEFAULT_CONFS["spark.driver.extraJavaOptions"]
     path = archive_path(base)
@@ -84,28 +92,52 @@ def ensure_archive(echo: Callable[[str], None] = print) -> Path | None:
         echo(f"cds: driver class-data archive present ({path})")
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():  # built by another process while this one waited
+            return path
+        for old in path.parent.glob("spark-driver-*"):  # other JDK/pyspark, or an interrupted build
+            old.unlink(missing_ok=True)
+        return _build(path, echo)
+
+
+def _build(path: Path, echo: Callable[[str], None]) -> Path | None:
+    from harness.session import spark_env
+
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     echo("cds: building the driver class-data archive (once per virtual environment, ~40 s) ...")
     t0 = time.monotonic()
     env = {**spark_env(), CDS_ENV: "0"}
     # A damaged archive crashes the JVM that maps it (SIGBUS, measured), so a new one is
-    # used once for a real session before it is moved into place.
+    # CRC-checked and used once for a real session before it is moved into place.
     for step in ("--dump", "--verify"):
-        cmd = [sys.executable, "-m", "harness.cds", step, str(tmp)]
-        try:
-            done = subprocess.run(
-                cmd, env=env, cwd=path.parent, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
-            )  # cwd: a JVM crash log (hs_err_pid*.log) lands next to the archive, not in the user's directory
-        except subprocess.TimeoutExpired:
-            done = subprocess.CompletedProcess(cmd, -1, "", f"timed out after {BUILD_TIMEOUT_S:.0f} s")
-        if done.returncode != 0 or not tmp.is_file() or tmp.stat().st_size == 0:
+        rc, err = _run_group([sys.executable, "-m", "harness.cds", step, str(tmp)], env, path.parent)
+        if rc != 0 or not tmp.is_file() or tmp.stat().st_size == 0:
             tmp.unlink(missing_ok=True)
-            tail = "\n".join((done.stderr or "").strip().splitlines()[-5:])
-            echo(f"cds: {step[2:]} of the archive failed (exit {done.returncode}); drivers start without it\n{tail}")
+            tail = "\n".join(err.strip().splitlines()[-5:])
+            echo(f"cds: {step[2:]} of the archive failed (exit {rc}); drivers start without it\n{tail}")
             return None
     os.replace(tmp, path)
     echo(f"cds: built {path} ({path.stat().st_size / 2**20:.0f} MiB) in {time.monotonic() - t0:.0f} s")
     return path
+
+
+def _run_group(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """Run ``cmd`` in its own process group (its JVM included), killed whole on a timeout
+    or an interrupt, so no JVM writes an archive after the caller gave up on it. The cwd
+    is where a crashing JVM's ``hs_err_pid*.log`` lands (not the user's directory)."""
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        _, err = proc.communicate(timeout=BUILD_TIMEOUT_S)
+        return proc.returncode, err or ""
+    except subprocess.TimeoutExpired:
+        return -1, f"timed out after {BUILD_TIMEOUT_S:.0f} s"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def _dump(target: str) -> int:
@@ -113,7 +145,9 @@ def _dump(target: str) -> int:
     from harness.driver import warm
     from harness.session import DEFAULT_CONFS, build_session
 
-    options = f"{DEFAULT_CONFS['spark.driver.extraJavaOptions']} -XX:ArchiveClassesAtExit={target}"
+    options = (
+        f"{DEFAULT_CONFS['spark.driver.extraJavaOptions']} -XX:+VerifySharedSpaces -XX:ArchiveClassesAtExit={target}"
+    )
     spark = build_session("harness-cds", confs={"spark.driver.extraJavaOptions": options})
     warm(spark)
     spark.stop()
@@ -130,11 +164,15 @@ def _dump(target: str) -> int:
 
 
 def _verify(archive: str) -> int:
-    """Start a driver on ``archive`` and run one Python task; exit 0 only if that works."""
+    """Start a driver on ``archive`` (its regions CRC-checked, ``-Xshare:on``: an archive the JVM
+    cannot use fails here) and run the warm-up queries; exit 0 only if that works."""
+    from harness.driver import warm
     from harness.session import DEFAULT_CONFS, build_session
 
-    options = f"{DEFAULT_CONFS['spark.driver.extraJavaOptions']} -XX:SharedArchiveFile={archive}"
+    base = DEFAULT_CONFS["spark.driver.extraJavaOptions"]
+    options = f"{base} -Xshare:on -XX:+VerifySharedSpaces -XX:SharedArchiveFile={archive}"
     spark = build_session("harness-cds-verify", confs={"spark.driver.extraJavaOptions": options})
+    warm(spark)
     rows = spark.range(3).rdd.map(lambda r: r.id * 2).collect()
     spark.stop()
     return 0 if rows == [0, 2, 4] else 1
@@ -149,8 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         return _dump(args.dump)
     if args.verify:
         return _verify(args.verify)
-    ensure_archive(lambda m: print(m, file=sys.stderr))
-    return 0
+    return 0 if ensure_archive(lambda m: print(m, file=sys.stderr)) is not None else 1
 
 
 if __name__ == "__main__":
