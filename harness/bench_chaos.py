@@ -93,6 +93,8 @@ def startup(trimmed: bool) -> Iterator[None]:
     """Drivers started inside this block use the harness's start-up trims, or (``trimmed=False``)
     the start-up of the cold-restart design (:data:`UNTRIMMED_ENV`)."""
     saved = {k: os.environ.get(k) for k in UNTRIMMED_ENV}
+    for key in UNTRIMMED_ENV:  # a user's opt-out must not turn the trimmed designs into cold ones
+        os.environ.pop(key, None)
     if not trimmed:
         os.environ.update(UNTRIMMED_ENV)
     try:

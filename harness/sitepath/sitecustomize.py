@@ -22,7 +22,7 @@ import zipfile
 
 #: Package of each zip Spark ships (``pyspark.zip``, ``py4j-<version>-src.zip``).
 _PACKAGES = ("pyspark", "py4j")
-_HERE = os.path.dirname(os.path.abspath(__file__))
+_HERE = os.path.dirname(os.path.realpath(__file__))
 
 
 def _zip_package(entry: str) -> str | None:
@@ -60,7 +60,7 @@ def _chain() -> None:
     """Run the next ``sitecustomize`` on ``sys.path``, if any (this one shadows it)."""
     for entry in sys.path:
         candidate = os.path.join(entry or ".", "sitecustomize.py")
-        if os.path.abspath(entry or ".") == _HERE or not os.path.isfile(candidate):
+        if os.path.realpath(entry or ".") == _HERE or not os.path.isfile(candidate):
             continue
         spec = importlib.util.spec_from_file_location("_next_sitecustomize", candidate)
         if spec is not None and spec.loader is not None:
@@ -68,5 +68,6 @@ def _chain() -> None:
         return
 
 
-sys.path[:] = prefer_installed(sys.path)
-_chain()
+if __name__ == "sitecustomize":  # run by Python at start-up (tests import it under another name)
+    sys.path[:] = prefer_installed(sys.path)
+    _chain()

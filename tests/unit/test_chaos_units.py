@@ -109,16 +109,22 @@ def test_bench_draws_the_ci_campaigns_own_schedules_deterministically() -> None:
     assert all(any(r.action == "kill_process_group" for r in spec.extra_faults) for spec in worst)
 
 
-def test_bench_cold_design_starts_drivers_without_the_startup_trims(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bench_cold_design_starts_drivers_without_the_startup_trims(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from harness import cds
     from harness.bench_chaos import startup
     from harness.session import SITEPATH, ZIP_IMPORTS_ENV, spark_env
 
-    monkeypatch.delenv(cds.CDS_ENV, raising=False)
-    monkeypatch.setenv(ZIP_IMPORTS_ENV, "0")
+    archive = tmp_path / "a.jsa"
+    archive.write_bytes(b"x")
+    monkeypatch.setattr(cds, "archive_path", lambda options: archive)
+    monkeypatch.setenv(cds.CDS_ENV, "0")  # a user's opt-out, which the trimmed designs must not inherit
+    monkeypatch.setenv(ZIP_IMPORTS_ENV, "1")
     with startup(False):
         assert SITEPATH not in spark_env()["PYTHONPATH"].split(os.pathsep)
         assert cds.java_options("-XX:+UseSerialGC") == "-XX:+UseSerialGC"
-    assert os.environ[ZIP_IMPORTS_ENV] == "0" and cds.CDS_ENV not in os.environ
     with startup(True):
         assert SITEPATH in spark_env()["PYTHONPATH"].split(os.pathsep)
+        assert cds.java_options("-XX:+UseSerialGC") == f"-XX:+UseSerialGC -XX:SharedArchiveFile={archive}"
+    assert os.environ[ZIP_IMPORTS_ENV] == "1" and os.environ[cds.CDS_ENV] == "0"
