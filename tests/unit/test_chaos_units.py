@@ -119,11 +119,14 @@ def test_bench_cold_design_starts_drivers_without_the_startup_trims(
     archive = tmp_path / "a.jsa"
     archive.write_bytes(b"x")
     monkeypatch.setattr(cds, "archive_path", lambda options: archive)
-    monkeypatch.setenv(cds.CDS_ENV, "0")  # a user's opt-out, which the trimmed designs must not inherit
-    monkeypatch.setenv(ZIP_IMPORTS_ENV, "1")
+    monkeypatch.delenv(cds.CDS_ENV, raising=False)
+    monkeypatch.delenv(ZIP_IMPORTS_ENV, raising=False)
     with startup(False):
         assert SITEPATH not in spark_env()["PYTHONPATH"].split(os.pathsep)
         assert cds.java_options("-XX:+UseSerialGC") == "-XX:+UseSerialGC"
+    assert cds.CDS_ENV not in os.environ and ZIP_IMPORTS_ENV not in os.environ
+    monkeypatch.setenv(cds.CDS_ENV, "0")  # a user's opt-outs, which the trimmed designs must not inherit
+    monkeypatch.setenv(ZIP_IMPORTS_ENV, "1")
     with startup(True):
         assert SITEPATH in spark_env()["PYTHONPATH"].split(os.pathsep)
         assert cds.java_options("-XX:+UseSerialGC") == f"-XX:+UseSerialGC -XX:SharedArchiveFile={archive}"
