@@ -35,16 +35,13 @@ class FloorStreamReader(DataSourceStreamReader):
 
     def __init__(self, rows_per_batch: int) -> None:
         self.rows_per_batch = rows_per_batch
+        self._end = 0  # end offset of the last planned batch
 
     def initialOffset(self) -> dict[str, int]:
         return {"n": 0}
 
     def latestOffset(self) -> dict[str, int]:
-        return {"n": self._last + self.rows_per_batch}
-
-    @property
-    def _last(self) -> int:
-        return getattr(self, "_end", 0)
+        return {"n": self._end + self.rows_per_batch}
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
         self._end = end["n"]
