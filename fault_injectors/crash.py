@@ -93,13 +93,24 @@ class FaultSite:
             return []
         return [r for r in self.plan.rules if r.point == point and (r.times is None or self.fired_count(r) < r.times)]
 
-    def armed(self, point: str, batch: int | None, partition: int | None = None) -> list[FaultRule]:
-        """Rules at ``point`` whose batch/partition conditions match and that may still fire."""
+    def armed(
+        self,
+        point: str,
+        batch: int | None,
+        partition: int | None = None,
+        *,
+        step: int | None = None,
+        wrapper: str | None = None,
+    ) -> list[FaultRule]:
+        """Rules at ``point`` whose batch/partition (and, given, step/wrapper) conditions match and that may
+        still fire."""
         return [
             r
             for r in self.armed_at(point)
             if (r.batch is None or r.batch == batch)
             and (r.partition is None or partition is None or r.partition == partition)
+            and (step is None or r.step is None or r.step == step)
+            and (wrapper is None or r.wrapper is None or r.wrapper == wrapper)
         ]
 
     def maybe_fire(
@@ -109,6 +120,8 @@ class FaultSite:
         *,
         partition: int | None = None,
         attempt: int | None = None,
+        step: int | None = None,
+        wrapper: str | None = None,
         **context: Any,
     ) -> None:
         """Fire the first armed rule whose conditions all hold.
@@ -116,7 +129,7 @@ class FaultSite:
         Returns normally when nothing fires; otherwise the rule's action
         happens (the process dies, or :class:`InjectedFault` is raised).
         """
-        for rule in self.armed(point, batch, partition):
+        for rule in self.armed(point, batch, partition, step=step, wrapper=wrapper):
             if rule.attempt is not None and attempt is not None and rule.attempt != attempt:
                 continue
             if (
@@ -125,7 +138,9 @@ class FaultSite:
             ):
                 continue
             if self._claim(rule):
-                self._record(rule, batch, dict(context, partition=partition, attempt=attempt))
+                self._record(
+                    rule, batch, dict(context, partition=partition, attempt=attempt, step=step, wrapper=wrapper)
+                )
                 execute(rule, batch)
 
     def _claim(self, rule: FaultRule) -> bool:

@@ -44,6 +44,24 @@ CRASH_POINTS: dict[str, str] = {
 #: so reordering :data:`CRASH_POINTS` changes which schedules a seed generates.
 ALL_CRASH_POINTS: tuple[str, ...] = tuple(CRASH_POINTS)
 
+#: The crash point inside the user's own sink code: just after the ``step``-th call from the user's
+#: frames into code outside them returns (:mod:`fault_injectors.steps`). It is not in
+#: :data:`ALL_CRASH_POINTS`: a step fault needs a step number from a census, which seeded ``--kills`` lack.
+STEP_POINT = "sink.step"
+STEP_POINTS: dict[str, str] = {
+    STEP_POINT: (
+        "just after step K of the user's sink code returns in batch N (a call from the user's module into code "
+        "outside it: a database driver, os, file I/O, another library); exact and deterministic"
+    ),
+}
+#: The wrapped sink functions whose steps are counted, each on its own (steps restart at 1 in each call).
+WRAPPERS: dict[str, str] = {
+    "foreach_batch": "a foreachBatch function (driver)",
+    "write": "DataSourceStreamWriter.write() (one call per task, on an executor)",
+    "commit": "DataSourceStreamWriter.commit(messages, batchId) (driver side)",
+    "abort": "DataSourceStreamWriter.abort(messages, batchId) (driver side)",
+}
+
 #: What a fault does when it fires.
 ACTIONS: dict[str, str] = {
     "kill_process_group": "SIGKILL the driver's process group (and the firing process's own group)",
@@ -83,20 +101,28 @@ class FaultRule:
     probability: float | None = None
     action: str = "kill_process_group"
     times: int | None = 1
+    step: int | None = None
+    wrapper: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id or not isinstance(self.id, str) or "/" in self.id:
             raise FaultPlanError("fault rule: field 'id' must be a non-empty string without '/'")
         where = f"fault rule {self.id!r}"
-        if self.point not in CRASH_POINTS:
+        if self.point not in CRASH_POINTS and self.point not in STEP_POINTS:
             raise FaultPlanError(
-                f"{where}: field 'point' is {self.point!r}; known crash points: {', '.join(CRASH_POINTS)}"
+                f"{where}: field 'point' is {self.point!r}; known crash points: "
+                f"{', '.join([*CRASH_POINTS, *STEP_POINTS])}"
             )
         if self.action not in ACTIONS:
             raise FaultPlanError(f"{where}: field 'action' is {self.action!r}; known: {', '.join(ACTIONS)}")
         for name in ("batch", "partition", "after_rows", "attempt"):
             _check_int(where, name, getattr(self, name))
         _check_int(where, "times", self.times, minimum=1)
+        _check_int(where, "step", self.step, optional=self.point != STEP_POINT, minimum=1)
+        if self.point != STEP_POINT and (self.step is not None or self.wrapper is not None):
+            raise FaultPlanError(f"{where}: fields 'step' and 'wrapper' belong to point {STEP_POINT!r} only")
+        if self.wrapper is not None and self.wrapper not in WRAPPERS:
+            raise FaultPlanError(f"{where}: field 'wrapper' is {self.wrapper!r}; known: {', '.join(WRAPPERS)}")
         if self.probability is not None and (
             not isinstance(self.probability, int | float) or not 0.0 < float(self.probability) <= 1.0
         ):
@@ -105,7 +131,13 @@ class FaultRule:
     def describe(self) -> str:
         """Human description, e.g. ``kill at after_offsets_logged of batch 3``."""
         verb = {"kill_process_group": "kill", "raise": "raise", "exit": "exit", "kill_executor": "kill executor"}
-        text = f"{verb[self.action]} at {self.point} of batch {'any' if self.batch is None else self.batch}"
+        batch = "any" if self.batch is None else self.batch
+        if self.point == STEP_POINT:
+            text = f"{verb[self.action]} after step {self.step} of batch {batch}"
+            if self.wrapper is not None:
+                text += f" in {self.wrapper}"
+        else:
+            text = f"{verb[self.action]} at {self.point} of batch {batch}"
         for name, label in (("partition", "partition"), ("attempt", "attempt"), ("after_rows", "after rows")):
             value = getattr(self, name)
             if value is not None:
@@ -133,10 +165,12 @@ class FaultRule:
 
 @dataclass(frozen=True)
 class FaultPlan:
-    """An ordered set of fault rules with unique ids; ``seed`` drives ``probability``."""
+    """An ordered set of fault rules with unique ids; ``seed`` drives ``probability``.
+    ``census``: the wrapped sink functions record every call's steps (:mod:`fault_injectors.steps`)."""
 
     rules: tuple[FaultRule, ...] = field(default_factory=tuple)
     seed: int = 0
+    census: bool = False
 
     def __post_init__(self) -> None:
         ids = [r.id for r in self.rules]
@@ -145,7 +179,9 @@ class FaultPlan:
             raise FaultPlanError(f"fault plan: duplicate rule id(s) {dupes}")
 
     def to_json(self) -> str:
-        return json.dumps({"seed": self.seed, "rules": [asdict(r) for r in self.rules]}, indent=2)
+        return json.dumps(
+            {"seed": self.seed, "census": self.census, "rules": [asdict(r) for r in self.rules]}, indent=2
+        )
 
     @classmethod
     def from_json(cls, text: str, *, source: str = "fault plan") -> FaultPlan:
@@ -155,14 +191,17 @@ class FaultPlan:
             raise FaultPlanError(f"{source}: not valid JSON ({exc})") from exc
         if not isinstance(raw, dict) or not isinstance(raw.get("rules"), list):
             raise FaultPlanError(f"{source}: expected an object with a list field 'rules'")
-        extra = sorted(set(raw) - {"rules", "seed"})
+        extra = sorted(set(raw) - {"rules", "seed", "census"})
         if extra:
-            raise FaultPlanError(f"{source}: unknown top-level field(s) {extra}; known: ['rules', 'seed']")
+            raise FaultPlanError(f"{source}: unknown top-level field(s) {extra}; known: ['census', 'rules', 'seed']")
         seed = raw.get("seed", 0)
         if not isinstance(seed, int):
             raise FaultPlanError(f"{source}: field 'seed' must be an integer")
+        census = raw.get("census", False)
+        if not isinstance(census, bool):
+            raise FaultPlanError(f"{source}: field 'census' must be true or false")
         try:
-            return cls(tuple(FaultRule.from_dict(r) for r in raw["rules"]), seed)
+            return cls(tuple(FaultRule.from_dict(r) for r in raw["rules"]), seed, census)
         except FaultPlanError as exc:
             raise FaultPlanError(f"{source}: {exc}") from exc
         except TypeError as exc:

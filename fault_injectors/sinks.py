@@ -14,6 +14,11 @@
   observations (``faults/observations.jsonl``) so tests can see where Spark
   calls them.
 
+Both run the user's code through :func:`fault_injectors.steps.run_with_steps`:
+``sink.step`` faults fire just after a step of that code (wrappers
+``foreach_batch``, ``write``, ``commit``, ``abort``), and a census records the
+steps of every call.
+
 The batch id inside ``write()`` comes from the task's local property
 ``streaming.sql.batchId``; the task attempt from ``TaskContext.attemptNumber()``.
 """
@@ -29,6 +34,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamWriter, WriterCom
 from fault_injectors.crash import FaultSite
 from fault_injectors.hold import SINK_TASK_POINTS, hold_for_sibling_fault
 from fault_injectors.observe import observe
+from fault_injectors.steps import run_with_steps
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -39,11 +45,11 @@ HARNESS_OPTIONS = ("inner", "fault_dir", "checkpoint")
 def crash_injecting_foreach_batch(
     fn: Callable[[DataFrame, int], None], site: FaultSite
 ) -> Callable[[DataFrame, int], None]:
-    """``fn`` with ``sink.commit.before``/``sink.commit.after`` around it."""
+    """``fn`` with ``sink.commit.before``/``sink.commit.after`` around it and ``sink.step`` inside it."""
 
     def wrapped(batch_df: DataFrame, batch_id: int) -> None:
         site.maybe_fire("sink.commit.before", batch_id)
-        fn(batch_df, batch_id)
+        run_with_steps(site, "foreach_batch", fn, (batch_df, batch_id), batch=batch_id)
         site.maybe_fire("sink.commit.after", batch_id)
 
     wrapped.__name__ = getattr(fn, "__name__", "foreach_batch")
@@ -112,20 +118,30 @@ class CrashInjectingStreamWriter(DataSourceStreamWriter):
         batch, partition, attempt = task_identity()
         hold_for_sibling_fault(site, SINK_TASK_POINTS, batch, partition, attempt)
         site.maybe_fire("sink.write.start", batch, partition=partition, attempt=attempt)
-        message = self.inner.write(fire_mid_write(iterator, site, batch, partition, attempt))
+        rows = fire_mid_write(iterator, site, batch, partition, attempt)
+        message = run_with_steps(
+            site,
+            "write",
+            self.inner.write,
+            (rows,),
+            batch=batch,
+            partition=partition,
+            attempt=attempt,
+            owner=self.inner,
+        )
         site.maybe_fire("sink.write.end", batch, partition=partition, attempt=attempt)
         return message
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         site = self._site()
         site.maybe_fire("sink.commit.before", batchId)
-        self.inner.commit(messages, batchId)
+        run_with_steps(site, "commit", self.inner.commit, (messages, batchId), batch=batchId, owner=self.inner)
         observe(self.fault_dir, "sink_commit", batch=batchId, messages=len(messages))
         site.maybe_fire("sink.commit.after", batchId)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         observe(self.fault_dir, "sink_abort", batch=batchId, messages=sum(m is not None for m in messages))
-        self.inner.abort(messages, batchId)
+        run_with_steps(self._site(), "abort", self.inner.abort, (messages, batchId), batch=batchId, owner=self.inner)
 
 
 class CrashInjectingDataSource(DataSource):

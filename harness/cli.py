@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fault_injectors.nemesis import NEMESES
-from fault_injectors.plan import ACTIONS, CRASH_POINTS, FaultPlan, FaultPlanError, FaultRule
+from fault_injectors.plan import ACTIONS, CRASH_POINTS, STEP_POINT, STEP_POINTS, FaultPlan, FaultPlanError, FaultRule
 from harness.connect import add_remote_argument
 
 #: Extra subcommands: name -> (add_arguments, handler). Other modules register here.
@@ -24,8 +24,25 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
 
 
 def parse_kill(text: str) -> FaultRule:
-    """``POINT:BATCH[:PARTITION[:AFTER_ROWS]]`` -> a kill rule (id assigned later)."""
-    parts = text.split(":")
+    """``POINT:BATCH[:PARTITION[:AFTER_ROWS]]`` or ``sink.step:BATCH:STEP[:WRAPPER[:PARTITION]]``, with an
+    optional ``@ACTION`` suffix (default: a SIGKILL of the driver's process groups) -> a rule (id assigned later)."""
+    body, _, action = text.partition("@")
+    parts = body.split(":")
+    how = {"action": action} if action else {}
+    if parts[0] == STEP_POINT:
+        usage = f"{STEP_POINT}:BATCH:STEP[:WRAPPER[:PARTITION]]"
+        if not 3 <= len(parts) <= 5:
+            raise argparse.ArgumentTypeError(f"--kill {text!r}: expected {usage}")
+        wrapper = parts[3] if len(parts) > 3 and parts[3] else None
+        try:
+            batch, step = int(parts[1]), int(parts[2])
+            partition = int(parts[4]) if len(parts) > 4 and parts[4] else None
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--kill {text!r}: BATCH, STEP and PARTITION must be integers") from None
+        try:
+            return FaultRule("x", STEP_POINT, batch, partition, step=step, wrapper=wrapper, **how)
+        except FaultPlanError as exc:
+            raise argparse.ArgumentTypeError(f"--kill {text!r}: {exc}") from None
     if len(parts) < 2 or len(parts) > 4:
         raise argparse.ArgumentTypeError(f"--kill {text!r}: expected POINT:BATCH[:PARTITION[:AFTER_ROWS]]")
     try:
@@ -36,7 +53,7 @@ def parse_kill(text: str) -> FaultRule:
     if batch is None:
         raise argparse.ArgumentTypeError(f"--kill {text!r}: BATCH is required")
     try:
-        return FaultRule("x", parts[0], batch, partition, after)
+        return FaultRule("x", parts[0], batch, partition, after, **how)
     except FaultPlanError as exc:
         raise argparse.ArgumentTypeError(f"--kill {text!r}: {exc}") from None
 
@@ -54,7 +71,10 @@ def _add_run(p: argparse.ArgumentParser) -> None:
         type=parse_kill,
         default=[],
         metavar="POINT:BATCH[:PART[:ROWS]]",
-        help="an explicit kill; repeatable",
+        help=(
+            f"an explicit kill; repeatable. {STEP_POINT}:BATCH:STEP[:WRAPPER[:PART]] kills just after step STEP of "
+            "the sink's own code (see `python -m harness census`); a suffix @raise or @exit changes the action"
+        ),
     )
     p.add_argument(
         "--fault-plan",
@@ -81,6 +101,11 @@ def _add_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="watchdog per driver command (s)")
     p.add_argument("--master", default=None, help="Spark master of the driver (default local[2])")
     add_remote_argument(p)
+    p.add_argument(
+        "--census",
+        action="store_true",
+        help="record the steps of every wrapped sink call in the run directory (faults/census.jsonl)",
+    )
     p.add_argument(
         "--standby",
         action="store_true",
@@ -120,6 +145,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             fault_plan=str(args.fault_plan.resolve()) if args.fault_plan else None,
             nemesis=tuple(args.nemesis),
             command_timeout_s=args.timeout,
+            census=args.census,
             **kw,
         )
         from harness.schedule import build_schedule
@@ -151,6 +177,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"  {s.name:<28} {s.summary}")
     print("crash points:")
     for name, doc in CRASH_POINTS.items():
+        print(f"  {name:<28} {doc}")
+    print(f"steps of the sink's own code (--kill {STEP_POINT}:BATCH:STEP[:WRAPPER[:PART]]; see `census`):")
+    for name, doc in STEP_POINTS.items():
         print(f"  {name:<28} {doc}")
     print("checkpoint nemesis actions (--nemesis):")
     for name, fn in NEMESES.items():
@@ -273,6 +302,12 @@ def _register_bench() -> None:
 
 
 _register_bench()
+COMMANDS.setdefault(
+    "census",
+    ("print the steps of a sink's own code in a fault-free run (where sink.step kills can land)",
+     lambda p: __import__("harness.census_cli", fromlist=["x"]).add_arguments(p),
+     lambda a: __import__("harness.census_cli", fromlist=["x"]).cmd_census(a)),
+)  # fmt: skip
 COMMANDS.setdefault(
     "cds",
     ("build the driver's JVM class-data archive if missing (set-up does this)", lambda p: None,

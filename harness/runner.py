@@ -278,6 +278,8 @@ class Runner:
                 rule = FaultRule.from_dict(item["rule"])
                 batch = item.get("batch", rule.batch)
                 desc = f"{rule.id}: {rule.describe().replace('batch any', f'batch {batch}')}"
+                if item["context"].get("description"):  # a sink.step fault: the step it came after
+                    desc += f": {item['context']['description']}"
                 f = "kill" if rule.action in ("kill_process_group", "kill_executor") else "fault"
                 idx = self._record("info", drv.name, f, {**item, "description": desc}, t)
                 fired = {"history_index": idx, "id": rule.id, "point": rule.point, "action": rule.action}

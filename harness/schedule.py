@@ -89,7 +89,7 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
                 after_rows = (end[partition] - start[partition]) * scenario.rows_per_offset // 2
             rules.append(FaultRule(f"k{i + 1}", point, batch, partition, after_rows))
     rules += spec.extra_faults
-    return Schedule(tuple(ops), FaultPlan(tuple(rules), seed=spec.seed), tuple(predicted))
+    return Schedule(tuple(ops), FaultPlan(tuple(rules), seed=spec.seed, census=spec.census), tuple(predicted))
 
 
 def rules_per_point(

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import FaultRule
+from fault_injectors.plan import STEP_POINT, FaultRule
 from harness.connect import inner_master
 from harness.session import DEFAULT_MASTER
 
@@ -35,6 +35,8 @@ class RunSpec:
     master: str = DEFAULT_MASTER
     confs: dict[str, str] = field(default_factory=dict)
     command_timeout_s: float = 300.0
+    #: Record the steps of every call of the wrapped sink functions (``faults/census.jsonl``).
+    census: bool = False
 
     def __post_init__(self) -> None:
         if self.kills < 0:
@@ -87,14 +89,30 @@ class RunSpec:
         for r in self.extra_faults:
             if self.fault_plan and not r.id.startswith("x"):
                 continue  # comes from the plan file
-            spec = f"{r.point}:{r.batch}"
-            if r.partition is not None or r.after_rows is not None:
-                spec += f":{'' if r.partition is None else r.partition}"
-            if r.after_rows is not None:
-                spec += f":{r.after_rows}"
-            parts += ["--kill", spec]
+            parts += ["--kill", kill_argument(r)]
         for name in self.nemesis:
             parts += ["--nemesis", name]
         if self.master != DEFAULT_MASTER:
             parts += ["--master", self.master]
+        if self.census:
+            parts.append("--census")
         return " ".join(parts)
+
+
+def kill_argument(rule: FaultRule) -> str:
+    """``rule`` as the argument of ``--kill`` (``POINT:BATCH[:PARTITION[:AFTER_ROWS]]``, or
+    ``sink.step:BATCH:STEP[:WRAPPER[:PARTITION]]``); an action other than a kill as a ``@ACTION`` suffix."""
+    batch = "" if rule.batch is None else rule.batch
+    if rule.point == STEP_POINT:
+        text = f"{rule.point}:{batch}:{rule.step}"
+        if rule.wrapper is not None or rule.partition is not None:
+            text += f":{rule.wrapper or ''}"
+        if rule.partition is not None:
+            text += f":{rule.partition}"
+    else:
+        text = f"{rule.point}:{batch}"
+        if rule.partition is not None or rule.after_rows is not None:
+            text += f":{'' if rule.partition is None else rule.partition}"
+        if rule.after_rows is not None:
+            text += f":{rule.after_rows}"
+    return text if rule.action == "kill_process_group" else f"{text}@{rule.action}"

@@ -8,7 +8,9 @@ files per partition, with its external context) and connectors over it:
 - deliberately broken ones, each with one bug and the check that must catch it
   (the module docstring says which): ``overlapping_partitions``, ``unseeded_data``,
   ``latest_offset_from_zero``, ``empty_read_between``, ``hash_ordered_offsets``
-  (sources); ``publish_in_write_sink``, ``attempt_keyed_sink`` (sinks).
+  (sources); ``publish_in_write_sink``, ``attempt_keyed_sink``, and two whose bug lies between two
+  statements of their own code, caught by ``crash-anywhere`` only: ``two_txn_foreach_batch``,
+  ``rename_one_by_one_sink`` (sinks).
 
 The reference source is ``scenarios.replayable_source:ReplayableDataSource``
 (context ``harness.conformance.contexts:replayable_context``); the reference

@@ -99,6 +99,14 @@ def add_check_sink(p: argparse.ArgumentParser) -> None:
         "elsewhere; default), soft (exceptions only), hard (SIGKILL everywhere)",
     )
     p.add_argument("--points", default=None, metavar="POINT[,POINT]", help="crash points (default: all a sink reaches)")
+    p.add_argument(
+        "--steps",
+        type=_steps,
+        default=30,
+        metavar="N|all",
+        help="crash-anywhere: a fault after each of at most N steps of the sink's own code, a seeded sample of a "
+        "census batch's steps (default 30; 'all': every step)",
+    )
     p.add_argument("--seed", type=int, default=5, help="seed of the campaign's data")
     _common(p)
 
@@ -126,6 +134,7 @@ def cmd_check_sink(args: argparse.Namespace) -> int:
             workdir=args.keep,
             skip=_ids(args.skip),
             seed=args.seed,
+            steps=args.steps,
             echo=_echo,
         )
     except (LoadError, TypeError, ValueError) as exc:
@@ -133,6 +142,18 @@ def cmd_check_sink(args: argparse.Namespace) -> int:
     print(report.render_text())
     _write_json(args.json, report.to_json())
     return report.exit_code
+
+
+def _steps(text: str) -> int | None:
+    if text == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--steps {text!r}: a whole number >= 1, or 'all'") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--steps {text!r}: a whole number >= 1, or 'all'")
+    return n
 
 
 def add_certify(p: argparse.ArgumentParser) -> None:

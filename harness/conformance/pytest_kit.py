@@ -17,7 +17,8 @@ the checks run once per class (class-scoped fixture), each test then reports
 its check: passed, failed with the evidence and the fix, or skipped with the
 reason. Optional attributes: ``skip`` (check ids), sources ``end_to_end``
 (default True) and ``kills``; sinks ``faults`` (``mixed`` | ``soft`` |
-``hard``), ``points`` and ``crash_points`` (default True).
+``hard``), ``points``, ``crash_points`` (default True) and ``steps`` (kills of
+``crash-anywhere``, default 30; ``None``: every step of the census batch).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class SinkConformance:
         cls, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     ) -> Iterator[ConformanceReport]:
         from harness.conformance.sink_scenario import SINK_POINTS
+        from harness.conformance.sink_steps import DEFAULT_STEPS
         from harness.conformance.sink_suite import check_sink
 
         sink, read_back = _attr(cls, "sink"), _attr(cls, "read_back")
@@ -112,6 +114,7 @@ class SinkConformance:
             workdir=tmp_path_factory.mktemp(cls.__name__),
             skip=_attr(cls, "skip", ()),
             crash_points=_attr(cls, "crash_points", True),
+            steps=_attr(cls, "steps", DEFAULT_STEPS),
             echo=lambda m: None,
         )
 

@@ -94,6 +94,8 @@ class ConformanceReport:
     checks: list[CheckResult] = field(default_factory=list)
     guarantee: dict[str, Any] | None = None
     duration_s: float = 0.0
+    #: Sinks: what ``crash-anywhere`` tried (census size, the steps a fault followed), empty if it did not run.
+    steps: dict[str, Any] = field(default_factory=dict)
 
     def by_id(self, check_id: str) -> CheckResult:
         for c in self.checks:
@@ -157,6 +159,7 @@ class ConformanceReport:
             "summary": self.summary_line(),
             "checks": [asdict(c) for c in self.checks],
             "guarantee": self.guarantee,
+            "steps": self.steps,
             "duration_s": round(self.duration_s, 2),
         }
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import FaultRule
+from fault_injectors.plan import STEP_POINT, FaultRule
 from harness.conformance.results import CheckResult
 from harness.conformance.sink_checks import SinkProbe, judge
 from harness.conformance.sink_scenario import SINK_POINTS, build, exported
@@ -60,7 +60,10 @@ def per_point(outcome: Any) -> tuple[list[str], Counter[str]]:
         kinds.update(counts)
         verb = "kill" if k["action"] == "kill_process_group" else k["action"]
         what = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing lost or duplicated"
-        lines.append(f"{k['point']} ({verb}, batch {k['batch']}): {what}")
+        if k["point"] == STEP_POINT:  # "<id>: kill after step K of batch N in W: file:line fn -> callee"
+            lines.append(f"{k['description'].split(': ', 1)[-1]}: {what}")
+        else:
+            lines.append(f"{k['point']} ({verb}, batch {k['batch']}): {what}")
     stray = [a for a in anomalies if a.fault is None]
     if stray:
         kinds.update(a.kind for a in stray)

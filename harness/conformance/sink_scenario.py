@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.conformance.loading import Ref
 from harness.conformance.task_sim import COLUMNS
 from scenarios.base import Scenario, SinkContext
 from scenarios.python_sink_transactional import PYTHON_SINK_POINTS
@@ -51,6 +52,32 @@ def exported(config: Mapping[str, Any]) -> Iterator[str]:
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = old
+
+
+def sink_config(
+    target: Any, target_ref: Ref, read_back_ref: Ref, options: Mapping[str, str], guarantee: str = "exactly-once"
+) -> dict[str, Any]:
+    """The scenario config of a sink under test (what :func:`exported` takes); makes the sink importable
+    in this process and every child. ``TypeError`` when ``target`` is neither kind of sink."""
+    from pyspark.sql.datasource import DataSource
+
+    from harness.conformance.loading import add_import_root
+
+    if isinstance(target, type) and issubclass(target, DataSource):
+        kind = "datasource"
+    elif callable(target):
+        kind = "foreach_batch"
+    else:
+        raise TypeError(f"{target!r} is neither a DataSource subclass nor a foreachBatch factory")
+    for ref in (target_ref, read_back_ref):
+        add_import_root(ref.root)
+    return {
+        "kind": kind,
+        "target": target_ref.spec,
+        "read_back": read_back_ref.spec,
+        "options": dict(options),
+        "guarantee": guarantee,
+    }
 
 
 def sink_path(ctx: SinkContext) -> str:

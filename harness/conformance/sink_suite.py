@@ -3,6 +3,8 @@
 
 :func:`check_sink` runs the protocol checks (:mod:`.sink_checks`), the
 ``crash-points`` campaign (:mod:`.sink_campaign`), then ``declared-guarantee``:
+the ``crash-anywhere`` campaign (:mod:`.sink_steps`: a fault after each step
+of the sink's own code), then ``declared-guarantee``:
 the guarantee the sink actually showed (from the anomaly kinds every check
 observed: :func:`~harness.conformance.guarantees.from_kinds`) must satisfy the
 declared one. The report's ``guarantee`` says both.
@@ -26,10 +28,12 @@ from harness.conformance.results import CheckResult, ConformanceReport, run_chec
 from harness.conformance.sink_campaign import CHECK_ID as CRASH_ID
 from harness.conformance.sink_campaign import MODES, run_crash_points
 from harness.conformance.sink_checks import PROTOCOL_CHECKS, ReadBack, SinkProbe, SinkUnderTest
-from harness.conformance.sink_scenario import SINK_POINTS
+from harness.conformance.sink_scenario import SINK_POINTS, sink_config
+from harness.conformance.sink_steps import CHECK_ID as ANYWHERE_ID
+from harness.conformance.sink_steps import DEFAULT_STEPS, run_crash_anywhere
 
 GUARANTEE_ID = "declared-guarantee"
-SINK_CHECK_IDS: tuple[str, ...] = (*PROTOCOL_CHECKS, CRASH_ID, GUARANTEE_ID)
+SINK_CHECK_IDS: tuple[str, ...] = (*PROTOCOL_CHECKS, CRASH_ID, ANYWHERE_ID, GUARANTEE_ID)
 
 
 class _Spark:
@@ -92,12 +96,14 @@ def check_sink(
     skip: Iterable[str] = (),
     crash_points: bool = True,
     seed: int = 5,
+    steps: int | None = DEFAULT_STEPS,
     echo: Callable[[str], None] | None = None,
 ) -> ConformanceReport:
     """All sink checks of ``target`` (a ``DataSource`` subclass with a stream
     writer, or a foreachBatch factory ``factory(path, **options)``), read back
     through ``read_back(path)``. ``crash_points=False`` (or skipping the id)
-    leaves out the Spark campaign. The work directory is a temp dir removed at
+    leaves out the Spark campaigns; ``steps`` caps the kills of ``crash-anywhere``
+    (a seeded sample of a census batch's steps; ``None``: every step). The work directory is a temp dir removed at
     the end unless ``workdir`` is given (or a check failed: its run is kept)."""
     echo = echo or (lambda m: print(m, file=sys.stderr, flush=True))
     declared = check_declared(guarantee)
@@ -124,6 +130,7 @@ def check_sink(
     report = ConformanceReport(t_ref.spec, "sink")
     spark = _Spark()
     probe = SinkProbe(sink, root / "protocol", declared, spark)
+    config = sink_config(target, t_ref, r_ref, sink.options, declared)
     try:
         echo(f"check-sink {report.subject} ({sink.kind}, declared {declared}): protocol checks")
         for cid, fn in PROTOCOL_CHECKS.items():
@@ -136,14 +143,14 @@ def check_sink(
             report.checks.append(CheckResult(CRASH_ID, "skip", "skipped on request (Spark campaign disabled)"))
         else:
             echo(f"check-sink {report.subject}: one {faults} fault per crash point ({len(points)} points)")
-            config = {
-                "kind": sink.kind,
-                "target": t_ref.spec,
-                "read_back": r_ref.spec,
-                "options": sink.options,
-                "guarantee": declared,
-            }
             result, _summary = run_crash_points(probe, config, root, points=points, mode=faults, seed=seed, echo=echo)
+            report.checks.append(result)
+        if ANYWHERE_ID in skip or not crash_points:
+            report.checks.append(CheckResult(ANYWHERE_ID, "skip", "skipped on request (Spark campaign disabled)"))
+        else:
+            result, report.steps = run_crash_anywhere(
+                probe, config, root, steps=steps, mode=faults, seed=seed, echo=echo
+            )
             report.checks.append(result)
         g_result, report.guarantee = declared_result(declared, report.checks)
         report.checks.append(g_result if GUARANTEE_ID not in skip else CheckResult(GUARANTEE_ID, "skip", "on request"))

@@ -1,0 +1,113 @@
+"""The ``crash-anywhere`` sink check: a kill after each step of the sink's own code.
+
+A fault-free census run (:mod:`harness.census`) records the steps the sink's
+code takes in a census batch (batch 1, past the first batch's set-up). Then one
+harness run kills the query once per chosen step, step *i* in batch *i* + 1 of
+a schedule whose batches all carry the same number of rows as the census batch,
+so each batch takes the same steps and every anomaly the checker finds is
+attributed to exactly one step. ``steps`` caps the kills with a seeded sample
+(``None``: every step). Fault modes as for ``crash-points``: ``soft`` raises
+after the step, ``mixed`` and ``hard`` SIGKILL the driver's process groups.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.conformance.results import CheckResult
+from harness.conformance.sink_campaign import MODES, per_point
+from harness.conformance.sink_checks import SinkProbe, judge
+from harness.conformance.sink_scenario import build, exported
+
+CHECK_ID = "crash-anywhere"
+#: Default cap on the kills (``--steps``): a seeded sample of a census batch's steps.
+DEFAULT_STEPS = 30
+CENSUS_BATCH = 1
+
+
+def uniform_round(config: dict[str, Any]) -> tuple[int, ...]:
+    """Offsets per partition that make one full batch per round, the same size every round."""
+    scenario = build(config)
+    per = max(1, scenario.max_offsets_per_batch // scenario.partitions)
+    return tuple(per for _ in range(scenario.partitions))
+
+
+def run_crash_anywhere(
+    probe: SinkProbe,
+    config: dict[str, Any],
+    workdir: Path,
+    *,
+    steps: int | None = DEFAULT_STEPS,
+    mode: str = "mixed",
+    seed: int = 5,
+    timeout_s: float = 300.0,
+    echo: Callable[[str], None] = print,
+) -> tuple[CheckResult, dict[str, Any]]:
+    """Census, then one run with a kill after each chosen step; the check result and a summary."""
+    from harness.census import CensusError, sample_targets, step_rules, take_census
+    from harness.runner import HarnessError, run_spec
+    from harness.spec import RunSpec
+
+    if mode not in MODES:
+        raise ValueError(f"--faults {mode!r}: choose one of {', '.join(MODES)}")
+    if steps is not None and steps < 1:
+        raise ValueError("--steps must be >= 1 (or 'all')")
+    one = uniform_round(config)
+    with exported(config) as ref:
+        try:
+            census = take_census(ref, seed, rows=[one, one], run_dir=Path(workdir) / "census", echo=lambda m: None)
+        except (CensusError, HarnessError) as exc:
+            return CheckResult(CHECK_ID, "error", f"the census run could not run: {exc}"), {}
+        targets = census.targets(CENSUS_BATCH)
+        if not targets:
+            return CheckResult(CHECK_ID, "skip", f"the sink's own code took no step in batch {CENSUS_BATCH}"), {}
+        chosen = sample_targets(targets, steps, seed)
+        action = "raise" if mode == "soft" else "kill_process_group"
+        rules = step_rules(census, lambda i: i + CENSUS_BATCH, chosen, action)
+        echo(
+            f"check-sink: {CHECK_ID}: {len(chosen)} of {len(targets)} step(s) of batch {CENSUS_BATCH}, "
+            f"one {'exception' if mode == 'soft' else 'SIGKILL'} each"
+        )
+        run_dir = Path(workdir) / "crash-anywhere"
+        rows = tuple(one for _ in range(len(chosen) + CENSUS_BATCH))
+        spec = RunSpec(ref, seed, 0, rows=rows, extra_faults=tuple(rules), command_timeout_s=timeout_s)
+        try:
+            outcome = run_spec(spec, run_dir, echo)  # kills come every few seconds: a standby never gets ahead
+        except HarnessError as exc:
+            return CheckResult(CHECK_ID, "error", f"the campaign could not run: {exc}"), {}
+    lines, kinds = per_point(outcome)
+    tried = [f"{w}{'' if p is None else f'[p{p}]'} step {k}: {d}" for w, p, k, d in chosen]
+    summary = {
+        "run_dir": str(run_dir),
+        "mode": mode,
+        "census_steps": len(targets),
+        "steps_tried": tried,
+        "anomalies": dict(kinds),
+    }
+    if outcome.verdict == "unknown":
+        why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
+        return (
+            CheckResult(CHECK_ID, "error", f"no verdict: {why[0]}", (*why[1:5], f"run directory: {run_dir}")),
+            summary,
+        )
+    found = [(kind, f"{n} {kind} row(s)") for kind, n in kinds.items()]
+    ok = (
+        f"{len(chosen)} of {len(targets)} step(s) of batch {CENSUS_BATCH}, a fault after each: "
+        "the output stayed exactly-once after every one"
+    )
+    culprits = [line for line in lines if not line.endswith("nothing lost or duplicated")]
+    result = judge(
+        probe,
+        CHECK_ID,
+        found,
+        ok,
+        f"a fault between two statements of the sink's code changed what readers see "
+        f"({', '.join(f'{n} {k}' for k, n in kinds.items())} rows){': ' + culprits[0] if culprits else ''}",
+        "make the rows and the batch's 'done' marker one atomic write (one transaction, one rename), or make "
+        "every write idempotent on the rows' identity, so that a replay after any step changes nothing",
+    )
+    details = (*culprits, *[line for line in lines if line not in culprits], f"run directory: {run_dir}")
+    return dataclasses.replace(result, details=details, observed=tuple(sorted(kinds))), summary
