@@ -22,7 +22,8 @@ Contract:
   other library are not the user's: what *they* call is never counted.
 - Not steps (a kill after one equals a kill after the step before it): calls to
   methods of built-in values (``str``, ``list``, ``dict``, ...), pure built-ins
-  (``len``, ``isinstance``, ...), the import machinery, and finalizers
+  (``len``, ``isinstance``, ...), ``pathlib.PurePath`` arithmetic (``/``,
+  ``.parent``, ``.name``), the import machinery, and finalizers
   (``__del__``, py4j's reference collection). Cyclic garbage collection is
   paused while a traced call runs, so finalizers cannot land at a
   run-dependent moment.
@@ -36,6 +37,7 @@ import builtins
 import gc
 import json
 import os
+import pathlib
 import sys
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -58,6 +60,8 @@ _PURE_BUILTINS = frozenset(
 #: Finalizers run when a reference drops, wherever that happens: ``__del__`` and py4j's weakref callbacks.
 _IGNORED_CALLEES = frozenset({"__del__", "_garbage_collect_object", "_garbage_collect_connection"})
 _IGNORED_QUALNAMES = frozenset({"JavaObject.__init__.<locals>.<lambda>", "JavaMember.__init__.<locals>.<lambda>"})
+#: ``pathlib.PurePath`` does no I/O by design: path arithmetic is not a step (``Path``'s I/O methods are).
+_PATHLIB = pathlib.__file__
 #: C modules whose functions users know under another name.
 _MODULE_ALIASES = {"posix": "os", "nt": "os", "_io": "io", "_sqlite3": "sqlite3", "_socket": "socket"}
 
@@ -180,6 +184,7 @@ class StepTracer:
                 and user(back.f_code)
                 and code.co_name not in _IGNORED_CALLEES
                 and getattr(code, "co_qualname", "") not in _IGNORED_QUALNAMES
+                and not (code.co_filename == _PATHLIB and getattr(code, "co_qualname", "").startswith("PurePath."))
                 and not code.co_filename.startswith("<frozen importlib")
             ):
                 pending.append((frame, None, back.f_lineno))

@@ -107,6 +107,12 @@ def add_check_sink(p: argparse.ArgumentParser) -> None:
         help="crash-anywhere: a fault after each of at most N steps of the sink's own code, a seeded sample of a "
         "census batch's steps (default 30; 'all': every step)",
     )
+    p.add_argument(
+        "--wrappers",
+        default=None,
+        metavar="W[,W]",
+        help="crash-anywhere: aim only at these wrapped functions (foreach_batch, write, commit, abort)",
+    )
     p.add_argument("--seed", type=int, default=5, help="seed of the campaign's data")
     _common(p)
 
@@ -135,6 +141,7 @@ def cmd_check_sink(args: argparse.Namespace) -> int:
             skip=_ids(args.skip),
             seed=args.seed,
             steps=args.steps,
+            wrappers=_wrappers(args.wrappers),
             echo=_echo,
         )
     except (LoadError, TypeError, ValueError) as exc:
@@ -142,6 +149,16 @@ def cmd_check_sink(args: argparse.Namespace) -> int:
     print(report.render_text())
     _write_json(args.json, report.to_json())
     return report.exit_code
+
+
+def _wrappers(text: str | None) -> tuple[str, ...]:
+    from fault_injectors.plan import WRAPPERS
+
+    names = tuple(_ids(text))
+    unknown = sorted(set(names) - set(WRAPPERS))
+    if unknown:
+        raise ValueError(f"--wrappers {unknown}: known wrapped functions are {', '.join(WRAPPERS)}")
+    return names
 
 
 def _steps(text: str) -> int | None:

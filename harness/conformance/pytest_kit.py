@@ -18,7 +18,8 @@ its check: passed, failed with the evidence and the fix, or skipped with the
 reason. Optional attributes: ``skip`` (check ids), sources ``end_to_end``
 (default True) and ``kills``; sinks ``faults`` (``mixed`` | ``soft`` |
 ``hard``), ``points``, ``crash_points`` (default True) and ``steps`` (kills of
-``crash-anywhere``, default 30; ``None``: every step of the census batch).
+``crash-anywhere``, default 30; ``None``: every step of the census batch) and
+``wrappers`` (the wrapped functions it aims at; default all).
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ class SinkConformance:
             skip=_attr(cls, "skip", ()),
             crash_points=_attr(cls, "crash_points", True),
             steps=_attr(cls, "steps", DEFAULT_STEPS),
+            wrappers=_attr(cls, "wrappers", ()),
             echo=lambda m: None,
         )
 

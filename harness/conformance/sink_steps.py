@@ -13,7 +13,7 @@ after the step, ``mixed`` and ``hard`` SIGKILL the driver's process groups.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ def run_crash_anywhere(
     workdir: Path,
     *,
     steps: int | None = DEFAULT_STEPS,
+    wrappers: Sequence[str] = (),
     mode: str = "mixed",
     seed: int = 5,
     timeout_s: float = 300.0,
@@ -61,9 +62,10 @@ def run_crash_anywhere(
             census = take_census(ref, seed, rows=[one, one], run_dir=Path(workdir) / "census", echo=lambda m: None)
         except (CensusError, HarnessError) as exc:
             return CheckResult(CHECK_ID, "error", f"the census run could not run: {exc}"), {}
-        targets = census.targets(CENSUS_BATCH)
+        targets = [t for t in census.targets(CENSUS_BATCH) if not wrappers or t[0] in wrappers]
         if not targets:
-            return CheckResult(CHECK_ID, "skip", f"the sink's own code took no step in batch {CENSUS_BATCH}"), {}
+            only = f" in {', '.join(wrappers)}" if wrappers else ""
+            return CheckResult(CHECK_ID, "skip", f"the sink's own code took no step{only} in batch {CENSUS_BATCH}"), {}
         chosen = sample_targets(targets, steps, seed)
         action = "raise" if mode == "soft" else "kill_process_group"
         rules = step_rules(census, lambda i: i + CENSUS_BATCH, chosen, action)
@@ -93,6 +95,19 @@ def run_crash_anywhere(
             CheckResult(CHECK_ID, "error", f"no verdict: {why[0]}", (*why[1:5], f"run directory: {run_dir}")),
             summary,
         )
+    drift = _drift(outcome.kills_fired, chosen)
+    if drift:
+        return (
+            CheckResult(
+                CHECK_ID,
+                "error",
+                "the sink's steps differ between two runs of the same batch, so kills cannot be aimed at them",
+                (*drift[:5], f"run directory: {run_dir}"),
+                fix="make the sink's code take the same calls for the same rows (no set or dict order of "
+                "unordered data, no first-call-only work), or name the steady wrapper with --wrappers",
+            ),
+            summary,
+        )
     found = [(kind, f"{n} {kind} row(s)") for kind, n in kinds.items()]
     ok = (
         f"{len(chosen)} of {len(targets)} step(s) of batch {CENSUS_BATCH}, a fault after each: "
@@ -111,3 +126,14 @@ def run_crash_anywhere(
     )
     details = (*culprits, *[line for line in lines if line not in culprits], f"run directory: {run_dir}")
     return dataclasses.replace(result, details=details, observed=tuple(sorted(kinds))), summary
+
+
+def _drift(fired: Sequence[dict[str, Any]], chosen: Sequence[tuple[str, int | None, int, str]]) -> list[str]:
+    """Faults whose step, described where it fired, is not the census's step of the same number."""
+    out = []
+    for k in fired:
+        n = int(str(k["id"]).rsplit("-", 1)[-1]) - 1 if str(k["id"]).startswith("step-") else -1
+        got = k.get("context", {}).get("description")
+        if 0 <= n < len(chosen) and got is not None and got != chosen[n][3]:
+            out.append(f"batch {k['batch']} step {chosen[n][2]}: census '{chosen[n][3]}', at the fault '{got}'")
+    return out

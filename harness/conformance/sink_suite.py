@@ -97,13 +97,15 @@ def check_sink(
     crash_points: bool = True,
     seed: int = 5,
     steps: int | None = DEFAULT_STEPS,
+    wrappers: Sequence[str] = (),
     echo: Callable[[str], None] | None = None,
 ) -> ConformanceReport:
     """All sink checks of ``target`` (a ``DataSource`` subclass with a stream
     writer, or a foreachBatch factory ``factory(path, **options)``), read back
     through ``read_back(path)``. ``crash_points=False`` (or skipping the id)
     leaves out the Spark campaigns; ``steps`` caps the kills of ``crash-anywhere``
-    (a seeded sample of a census batch's steps; ``None``: every step). The work directory is a temp dir removed at
+    (a seeded sample of a census batch's steps; ``None``: every step) and ``wrappers``
+    names the wrapped functions it aims at (default all). The work directory is a temp dir removed at
     the end unless ``workdir`` is given (or a check failed: its run is kept)."""
     echo = echo or (lambda m: print(m, file=sys.stderr, flush=True))
     declared = check_declared(guarantee)
@@ -149,7 +151,7 @@ def check_sink(
             report.checks.append(CheckResult(ANYWHERE_ID, "skip", "skipped on request (Spark campaign disabled)"))
         else:
             result, report.steps = run_crash_anywhere(
-                probe, config, root, steps=steps, mode=faults, seed=seed, echo=echo
+                probe, config, root, steps=steps, wrappers=wrappers, mode=faults, seed=seed, echo=echo
             )
             report.checks.append(result)
         g_result, report.guarantee = declared_result(declared, report.checks)

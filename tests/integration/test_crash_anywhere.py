@@ -1,0 +1,136 @@
+"""Crash anywhere: faults after a step of the user's own sink code, run like a user runs them.
+
+- A ``foreachBatch`` function with a window between its two transactions passes the named crash points and
+  fails ``crash-anywhere``, which names the step; its twin one bug away (rows keyed) passes.
+- A ``DataSourceStreamWriter`` that publishes its staged files one rename at a time fails in ``commit``.
+- ``run --kill sink.step:...`` SIGKILLs after a step (the report names it), the reference SQLite upsert stays
+  exactly-once, and a step that never comes fails the run with exit 2.
+- ``census`` prints the steps.
+
+Soft faults (an exception after the step) keep these cheap; ``sink.step`` SIGKILLs run in the ``run`` test and in
+``docs/fault-injection.md``'s measured figures. Every ``crash-anywhere`` run also checks that each fault's step, as
+described where it fired (a new driver process after every restart), is the census's step of that number.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.clirun import ROOT, harness, harness_json, leftover_processes
+
+EX = "examples/connectors"
+
+
+def by_id(doc: dict) -> dict[str, dict]:
+    return {c["id"]: c for c in doc["checks"]}
+
+
+def line_of(path: str, marker: str) -> int:
+    """The 1-based line of ``path`` holding ``marker`` (so the tests do not hard-code line numbers)."""
+    lines = (ROOT / path).read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if marker in text)
+
+
+@pytest.mark.parametrize(
+    ("factory", "rc"),
+    [("two_txn_sink", 1), ("keyed_two_txn_sink", 0)],
+    ids=["two-transactions", "keyed-twin"],
+)
+def test_window_between_two_transactions(tmp_path: Path, factory: str, rc: int) -> None:
+    code = f"{EX}/two_txn_foreach_batch.py"
+    rc_, doc, log = harness_json(
+        tmp_path / "r.json",
+        "check-sink",
+        f"{code}:{factory}",
+        "--read-back",
+        f"{code}:read_back",
+        "--faults",
+        "soft",
+        "--points",
+        "sink.commit.before,sink.commit.after",
+        "--steps",
+        "all",
+    )
+    assert rc_ == rc, log
+    checks = by_id(doc)
+    assert checks["crash-points"]["status"] == "pass", log  # the named points cannot see the window
+    anywhere = checks["crash-anywhere"]
+    tried = doc["steps"]["steps_tried"]
+    assert len(tried) == doc["steps"]["census_steps"] >= 10  # --steps all: a fault after every step
+    commit_rows = f"two_txn_foreach_batch.py:{line_of(code, '# the rows are visible')} write_batch -> "
+    assert any(commit_rows + "sqlite3.Connection.execute" in t for t in tried), tried
+    if rc == 0:
+        assert anywhere["status"] == "pass" and anywhere["observed"] == [], log
+        return
+    assert anywhere["status"] == "fail" and anywhere["observed"] == ["duplicate"], log
+    # the first culprit is the step that committed the rows; after the batch id's COMMIT nothing is duplicated
+    assert commit_rows + "sqlite3.Connection.execute: " in anywhere["details"][0], anywhere["details"]
+    assert "duplicate" in anywhere["details"][0] and commit_rows in anywhere["summary"]
+    id_commit = f"two_txn_foreach_batch.py:{line_of(code, '# ... and only now')} write_batch -> "
+    assert any(id_commit in d and d.endswith("nothing lost or duplicated") for d in anywhere["details"]), anywhere
+    assert doc["guarantee"]["measured"] == "at-least-once"
+    assert leftover_processes() == []
+
+
+def test_commit_publishing_one_rename_at_a_time(tmp_path: Path) -> None:
+    code = f"{EX}/rename_one_by_one_sink.py"
+    rc, doc, log = harness_json(
+        tmp_path / "r.json",
+        "check-sink",
+        f"{code}:RenameOneByOneSink",
+        "--read-back",
+        f"{code}:read_back",
+        "--skip",
+        "crash-points",
+        "--faults",
+        "soft",
+        "--wrappers",
+        "commit",
+        "--steps",
+        "all",
+    )
+    assert rc == 1, log
+    anywhere = by_id(doc)["crash-anywhere"]
+    assert anywhere["status"] == "fail" and anywhere["observed"] == ["duplicate"], log
+    rename = f"rename_one_by_one_sink.py:{line_of(code, '# BUG: visible one by one')} commit -> os.replace: "
+    assert anywhere["details"][0].startswith("raise after step ") and rename in anywhere["details"][0], anywhere
+    assert all(t.startswith("commit step ") for t in doc["steps"]["steps_tried"])
+
+
+def test_run_kills_after_a_step_and_a_step_that_never_comes_exits_2(tmp_path: Path) -> None:
+    """A SIGKILL after the reference upsert's rows were read, before its transaction commits: exactly-once;
+    a second rule aims at step 9999, which no call takes: no verdict (exit 2), naming the rule."""
+    rc, doc, log = harness_json(
+        tmp_path / "r.json",
+        "run",
+        "foreachbatch_sqlite_upsert",
+        "--seed",
+        "3",
+        "--rounds",
+        "1",
+        "--kill",
+        "sink.step:0:20",
+        "--kill",
+        "sink.step:1:9999",
+    )
+    assert rc == 2, log
+    (fired,) = doc["kills_fired"]
+    assert fired["description"].startswith("x1: kill after step 20 of batch 0: "), fired
+    assert " -> " in fired["description"] and ".py:" in fired["description"]
+    assert "fault x2 planned (kill after step 9999 of batch 1) never fired" in doc["error"], doc["error"]
+    assert doc["anomaly_counts"] == {} and doc["expected_rows"] == doc["observed_rows"] > 0, log
+    assert "--kill sink.step:0:20 --kill sink.step:1:9999" in doc["replay"]
+    assert leftover_processes() == []
+
+
+def test_census_prints_the_steps() -> None:
+    rc, out, err = harness("census", "foreachbatch_sqlite_upsert", "--seed", "3")
+    assert rc == 0, err[-3000:]
+    lines = out.splitlines()
+    assert lines[0] == "census of foreachbatch_sqlite_upsert (seed 3): steps of the sink's own code per call"
+    heads = [line for line in lines if line.startswith("batch ")]
+    assert heads and all(", foreach_batch: " in h for h in heads), out
+    assert any("sqlite_upsert.py:" in line and "-> sqlite3.Connection.execute" in line for line in lines), out
+    assert "replay: .venv/bin/python -m harness census foreachbatch_sqlite_upsert --seed 3" in err
