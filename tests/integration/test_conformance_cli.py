@@ -109,13 +109,13 @@ def test_check_sink_foreach_batch_factory_conforms(tmp_path: Path) -> None:
         "--faults",
         "soft",
         "--steps",
-        "6",
+        "3",
     )
     assert rc == 0, log
     checks = by_id(doc)
     assert checks["idempotent-commit"]["status"] == checks["abort-cleans-up"]["status"] == "pass"
     # the reference upsert stays exactly-once after a seeded sample of its steps (one transaction per batch)
-    assert checks["crash-anywhere"]["status"] == "pass" and len(doc["steps"]["steps_tried"]) == 6, log
+    assert checks["crash-anywhere"]["status"] == "pass" and len(doc["steps"]["steps_tried"]) == 3, log
     assert checks["keys-on-batch-id"]["status"] == "skip"
     assert leftover_processes() == []
 
