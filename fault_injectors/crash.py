@@ -231,19 +231,25 @@ def kill_executor_jvm() -> None:
     raise InjectedFault("kill_executor: no executor JVM among this process's ancestors")
 
 
-def read_ledger(fault_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Fired-fault records in firing order; a torn last line (crash while
-    appending) is ignored."""
-    path = Path(fault_dir) / LEDGER_FILE
-    if not path.exists():
+def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The JSON lines of an append-only record file in file order; a missing file is empty and a torn line
+    (a process killed while appending) is ignored."""
+    p = Path(path)
+    if not p.exists():
         return []
     records = []
-    for line in path.read_text().splitlines():
+    for line in p.read_text().splitlines():
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:
             continue
-    return sorted(records, key=lambda r: r["time_ns"])
+    return records
+
+
+def read_ledger(fault_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Fired-fault records in firing order; a torn last line (crash while
+    appending) is ignored."""
+    return sorted(read_records(Path(fault_dir) / LEDGER_FILE), key=lambda r: r["time_ns"])
 
 
 def never_fired(plan: FaultPlan, ledger: Iterable[dict[str, Any]]) -> list[FaultRule]:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.crash import FaultSite
+from fault_injectors.crash import FaultSite, read_records
 from fault_injectors.plan import STEP_POINT
 
 SCOPE_ENV = "HARNESS_STEP_SCOPE"
@@ -306,21 +306,10 @@ def _append_census(
 
 def read_census(fault_dir: str | os.PathLike[str]) -> list[CallCensus]:
     """Every recorded call, in recording order; a torn last line is ignored."""
-    path = Path(fault_dir) / CENSUS_FILE
-    if not path.exists():
-        return []
-    calls = []
-    for line in path.read_text().splitlines():
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        calls.append(
-            CallCensus(
-                raw["wrapper"], raw["batch"], raw["partition"], raw["attempt"], tuple(raw["steps"]), raw["completed"]
-            )
-        )
-    return calls
+    return [
+        CallCensus(r["wrapper"], r["batch"], r["partition"], r["attempt"], tuple(r["steps"]), r["completed"])
+        for r in read_records(Path(fault_dir) / CENSUS_FILE)
+    ]
 
 
 def first_calls(calls: Iterable[CallCensus]) -> dict[tuple[str, int | None, int | None], CallCensus]:

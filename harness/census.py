@@ -97,7 +97,7 @@ def take_census(
 
 
 def step_rules(
-    census: Census, batch_of: Callable[[int], int], targets: Sequence[tuple[str, int | None, int, str]], action: str
+    batch_of: Callable[[int], int], targets: Sequence[tuple[str, int | None, int, str]], action: str
 ) -> list[FaultRule]:
     """One ``sink.step`` rule per target, target *i* in batch ``batch_of(i)``."""
     return [

@@ -68,7 +68,7 @@ def run_crash_anywhere(
             return CheckResult(CHECK_ID, "skip", f"the sink's own code took no step{only} in batch {CENSUS_BATCH}"), {}
         chosen = sample_targets(targets, steps, seed)
         action = "raise" if mode == "soft" else "kill_process_group"
-        rules = step_rules(census, lambda i: i + CENSUS_BATCH, chosen, action)
+        rules = step_rules(lambda i: i + CENSUS_BATCH, chosen, action)
         echo(
             f"check-sink: {CHECK_ID}: {len(chosen)} of {len(targets)} step(s) of batch {CENSUS_BATCH}, "
             f"one {'exception' if mode == 'soft' else 'SIGKILL'} each"
@@ -129,10 +129,11 @@ def run_crash_anywhere(
 
 
 def _drift(fired: Sequence[dict[str, Any]], chosen: Sequence[tuple[str, int | None, int, str]]) -> list[str]:
-    """Faults whose step, described where it fired, is not the census's step of the same number."""
+    """Faults whose step, described where it fired, is not the census's step it was aimed at (target *i* is
+    planned in batch *i* + :data:`CENSUS_BATCH`)."""
     out = []
     for k in fired:
-        n = int(str(k["id"]).rsplit("-", 1)[-1]) - 1 if str(k["id"]).startswith("step-") else -1
+        n = int(k["batch"]) - CENSUS_BATCH if k.get("batch") is not None else -1
         got = k.get("context", {}).get("description")
         if 0 <= n < len(chosen) and got is not None and got != chosen[n][3]:
             out.append(f"batch {k['batch']} step {chosen[n][2]}: census '{chosen[n][3]}', at the fault '{got}'")

@@ -229,6 +229,18 @@ def test_census_targets_sample_and_rules() -> None:
                                                      ("write", 0, 1), ("write", 0, 2)]  # fmt: skip
     assert sample_targets(targets, 3, seed=2) == sample_targets(targets, 3, seed=2)
     assert sample_targets(targets, None, seed=2) == targets
-    rules = step_rules(census, lambda i: i + 1, targets[3:], "raise")
+    rules = step_rules(lambda i: i + 1, targets[3:], "raise")
     assert [(r.batch, r.wrapper, r.partition, r.step) for r in rules] == [(1, "write", 0, 1), (2, "write", 0, 2)]
     assert "batch 1, write, partition 0: 2 step(s)" in census.render()
+
+
+def test_crash_anywhere_reports_steps_that_drift_from_the_census() -> None:
+    from harness.conformance.sink_steps import CENSUS_BATCH, _drift
+
+    chosen = [("foreach_batch", None, 4, "a.py:3 f -> os.replace"), ("foreach_batch", None, 5, "a.py:4 f -> x.y")]
+    same = [{"batch": CENSUS_BATCH + i, "context": {"description": c[3]}} for i, c in enumerate(chosen)]
+    assert _drift(same, chosen) == []
+    moved = [same[0], {"batch": CENSUS_BATCH + 1, "context": {"description": "a.py:9 f -> time.sleep"}}]
+    assert _drift(moved, chosen) == [
+        f"batch {CENSUS_BATCH + 1} step 5: census 'a.py:4 f -> x.y', at the fault 'a.py:9 f -> time.sleep'"
+    ]
