@@ -22,4 +22,4 @@ class TestTransactionalSink(SinkConformance):
     guarantee = "exactly-once"
     faults = "soft"  # exceptions at the crash points (one JVM); "mixed" (default) and "hard" add SIGKILLs
     points = ("sink.write.mid", "sink.commit.after")
-    steps = 4  # crash-anywhere: a fault after each of 4 sampled steps of the sink's own code (default 30)
+    steps = 2  # crash-anywhere: a fault after each of 2 sampled steps of the sink's own code (default 30)
