@@ -10,6 +10,7 @@ exists. ``python -m harness census`` prints it, so users see where kills land.
 from __future__ import annotations
 
 import random
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -76,8 +77,9 @@ def take_census(
     run_dir: Path | None = None,
     echo: Callable[[str], None] | None = None,
 ) -> Census:
-    """Run ``scenario`` fault-free with a census and return it. Raises :class:`CensusError`
-    when the run gives no verdict (the message says why and where the run directory is)."""
+    """Run ``scenario`` fault-free with a census and return it. The run directory is ``run_dir`` (kept), or a
+    temp dir removed once the census is read. Raises :class:`CensusError` when the run gives no verdict (the
+    message says why and where the run directory is, which is then kept)."""
     from harness.runner import run_spec
 
     root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-census-{scenario.rsplit(':', 1)[-1]}-"))
@@ -93,7 +95,10 @@ def take_census(
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()[0]
         raise CensusError(f"the census run of {scenario} gave no verdict: {why} (run directory {root})")
-    return Census(scenario, seed, first_calls(read_census(root / "faults")))
+    census = Census(scenario, seed, first_calls(read_census(root / "faults")))
+    if run_dir is None:
+        shutil.rmtree(root, ignore_errors=True)
+    return census
 
 
 def step_rules(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration import clirun
 from tests.integration.clirun import ROOT, harness, harness_json, leftover_processes
 
 EX = "examples/connectors"
@@ -135,8 +136,11 @@ def test_run_kills_after_a_step_and_a_step_that_never_comes_exits_2(tmp_path: Pa
 
 
 def test_census_prints_the_steps() -> None:
+    before = set(clirun.CHILD_TMPDIR.iterdir()) if clirun.CHILD_TMPDIR else set()
     rc, out, err = harness("census", "foreachbatch_sqlite_upsert", "--seed", "3")
     assert rc == 0, err[-3000:]
+    if clirun.CHILD_TMPDIR:  # the census run's temp directory is gone once the census is printed
+        assert not [p for p in set(clirun.CHILD_TMPDIR.iterdir()) - before if p.name.startswith("harness-census")]
     lines = out.splitlines()
     assert lines[0] == "census of foreachbatch_sqlite_upsert (seed 3): steps of the sink's own code per call"
     heads = [line for line in lines if line.startswith("batch ")]
