@@ -15,10 +15,14 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fault_injectors.plan import STEP_POINT, FaultRule
 from fault_injectors.steps import CallCensus, first_calls, read_census
 from harness.spec import RunSpec
+
+if TYPE_CHECKING:
+    from harness.pool import DriverPool
 
 #: Key of one traced call in a census: ``(wrapper, batch, partition)``.
 CallKey = tuple[str, int | None, int | None]
@@ -76,11 +80,14 @@ def take_census(
     rows: Sequence[Sequence[int]] | None = None,
     run_dir: Path | None = None,
     echo: Callable[[str], None] | None = None,
+    pool: DriverPool | None = None,
 ) -> Census:
     """Run ``scenario`` fault-free with a census and return it. The run directory is ``run_dir`` (kept), or a
-    temp dir removed once the census is read. Raises :class:`CensusError` when the run gives no verdict (the
-    message says why and where the run directory is, which is then kept)."""
-    from harness.runner import run_spec
+    temp dir removed once the census is read. ``pool`` lends a running driver (a campaign's); without it the
+    run starts its own. Raises :class:`CensusError` when the run gives no verdict (the message says why and
+    where the run directory is, which is then kept)."""
+    from harness.rundir import RunPaths
+    from harness.runner import Runner, run_spec
 
     root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-census-{scenario.rsplit(':', 1)[-1]}-"))
     spec = RunSpec(
@@ -91,7 +98,8 @@ def take_census(
         rows=tuple(tuple(r) for r in rows) if rows is not None else None,
         census=True,
     )
-    outcome = run_spec(spec, root, echo=echo or (lambda m: None))
+    quiet = echo or (lambda m: None)
+    outcome = run_spec(spec, root, echo=quiet) if pool is None else Runner(spec, RunPaths(root), quiet, pool).execute()
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()[0]
         raise CensusError(f"the census run of {scenario} gave no verdict: {why} (run directory {root})")
@@ -119,3 +127,47 @@ def sample_targets(
         return list(targets)
     keep = sorted(random.Random(seed).sample(range(len(targets)), limit))
     return [targets[i] for i in keep]
+
+
+#: What a campaign's strategy learns from a census: per batch id, each wrapped call's
+#: ``(wrapper, partition, step count)``, calls without steps left out.
+StepCalls = dict[int, list[tuple[str, int | None, int]]]
+
+
+class CensusCache:
+    """Exact censuses for a campaign's drawn data, one fault-free run per distinct ``(seed, rows)``.
+
+    A census depends only on the scenario, the seed and the rows per round (the batches are predicted
+    from them and the sink is deterministic), so each is taken once, in the campaign's driver ``pool``.
+    Calling the cache gives :data:`StepCalls`, what ``chaos_specs(steps=...)`` takes.
+    """
+
+    def __init__(self, scenario: str, pool: DriverPool, work_dir: Path, say: Callable[[str], None]) -> None:
+        self.scenario, self.pool, self.work_dir, self.say = scenario, pool, work_dir, say
+        self._cache: dict[tuple[int, tuple[tuple[int, ...], ...]], StepCalls] = {}
+        self.runs = 0
+        self.seconds = 0.0
+
+    def has(self, seed: int, rows: Sequence[Sequence[int]]) -> bool:
+        """Whether the census of this data was taken already."""
+        return (seed, tuple(tuple(r) for r in rows)) in self._cache
+
+    def __call__(self, seed: int, rows: Sequence[Sequence[int]]) -> StepCalls:
+        import time
+
+        key = (seed, tuple(tuple(r) for r in rows))
+        if key not in self._cache:
+            self.runs += 1
+            t0 = time.monotonic()
+            run_dir = self.work_dir / f"census-{self.runs:04d}"
+            census = take_census(self.scenario, seed, rows=key[1], run_dir=run_dir, pool=self.pool)
+            shutil.rmtree(run_dir, ignore_errors=True)
+            calls: StepCalls = {}
+            for (wrapper, batch, partition), call in sorted(census.calls.items(), key=_order):
+                if batch is not None and call.steps:
+                    calls.setdefault(batch, []).append((wrapper, partition, len(call.steps)))
+            self._cache[key] = calls
+            self.seconds += time.monotonic() - t0
+            counts = ", ".join(f"{b}:{'+'.join(str(n) for _, _, n in c)}" for b, c in calls.items()) or "none"
+            self.say(f"[ census] {time.monotonic() - t0:5.1f}s steps per batch {counts}")
+        return self._cache[key]

@@ -24,7 +24,9 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from fault_injectors.plan import STEP_POINT
 from harness.bundle import write_bundle
+from harness.census import CensusCache, CensusError
 from harness.outcome import RunOutcome
 from harness.pool import DriverPool
 from harness.profiles import Profile
@@ -67,6 +69,9 @@ class CampaignResult:
     #: Worker processes the examples were split over (:mod:`harness.parallel`).
     workers: int = 1
     master: str = "local[2]"
+    #: Fault-free census runs taken to draw ``sink.step`` faults, and their wall time.
+    census_runs: int = 0
+    census_s: float = 0.0
 
     @property
     def verdict(self) -> str:
@@ -99,11 +104,18 @@ def run_campaign(
     nemesis: tuple[str, ...] = (),
     master: str = "local[2]",
     pool: DriverPool | None = None,
+    steps: bool | None = None,
 ) -> CampaignResult:
     """Run ``profile.examples`` generated schedules of ``scenario_name``; stop at
     the first violation, shrink it, bundle it into ``work_dir``. ``pool`` lends
     a driver shared with other campaigns (it is left open); by default the
-    campaign makes its own pool with a warm standby and closes it."""
+    campaign makes its own pool with a warm standby and closes it.
+
+    ``steps`` (default: the scenario's ``sink_steps``) also draws ``sink.step`` faults inside the sink's
+    own code, from an exact census of each drawn example's data (one fault-free run per distinct seed and
+    rows, in the same driver). An example whose planned step never came (its batch took fewer steps than
+    the census, which only a sink behaving differently on a replay does) is discarded, with a line saying so.
+    """
     say = echo or (lambda m: print(m, file=sys.stderr, flush=True))
     scenario = get_scenario(scenario_name)
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -112,6 +124,18 @@ def run_campaign(
     failing: list[tuple[RunOutcome, dict[str, Any], ExampleRecord]] = []
     started = time.monotonic()
     shrinking_since: list[float] = []
+    own_pool = pool is None
+    pool = pool or DriverPool(work_dir / "logs", master, {}, standby=True)
+    starts_before = pool.incarnations
+    census = (
+        CensusCache(scenario_name, pool, work_dir, say) if (scenario.sink_steps if steps is None else steps) else None
+    )
+
+    def census_within_budget(seed_: int, rows: Any) -> Any:
+        spent = shrinking_since and time.monotonic() - shrinking_since[0] > profile.shrink_budget_s
+        assume(not spent or census.has(seed_, rows))  # type: ignore[union-attr]
+        return census(seed_, rows)  # type: ignore[misc]
+
     strategy = chaos_specs(
         scenario,
         max_rounds=profile.max_rounds,
@@ -120,10 +144,8 @@ def run_campaign(
         nemesis=nemesis,
         master=master,
         ref=scenario_name,
+        steps=None if census is None else census_within_budget,
     )
-    own_pool = pool is None
-    pool = pool or DriverPool(work_dir / "logs", master, {}, standby=True)
-    starts_before = pool.incarnations
 
     def play(spec: RunSpec) -> None:
         key = spec.to_json()
@@ -151,6 +173,9 @@ def run_campaign(
             if not _violates(outcome) and not outcome.error:
                 shutil.rmtree(paths.root, ignore_errors=True)
         outcome, report = cache[key]
+        if outcome.unfired and all(r.point == STEP_POINT for r in outcome.unfired) and not _violates(outcome):
+            say(f"          discarded: {'; '.join(r.describe() for r in outcome.unfired)} never came (fewer steps)")
+            assume(False)
         if outcome.error and not outcome.query_failed:
             raise CampaignInfraError(outcome.error)
         if _violates(outcome):
@@ -178,10 +203,12 @@ def run_campaign(
         outcome, report, record = failing[-1]
         result.failure, result.failure_report = record, report
         result.bundle = write_bundle(outcome, work_dir / "bundle", report)
-    except CampaignInfraError as exc:
+    except (CampaignInfraError, CensusError) as exc:
         result.error = str(exc)
     finally:
         result.driver_starts = pool.incarnations - starts_before
+        if census is not None:
+            result.census_runs, result.census_s = census.runs, census.seconds
         if own_pool:
             pool.close()
         result.duration_s = time.monotonic() - started
@@ -222,9 +249,7 @@ def render_campaign(result: CampaignResult) -> str:
     """The final table: a summary line, counts, fault points exercised, and the replay command."""
     n = len(result.examples)
     verdicts = Counter(r.verdict for r in result.examples)
-    points = Counter(
-        f.split(" at ")[1].split(" of ")[0] for r in result.examples for f in r.faults_fired if " at " in f
-    )
+    points = Counter(_point_of(f) for r in result.examples for f in r.faults_fired if _point_of(f))
     per_min = n / (result.duration_s / 60) if result.duration_s else 0.0
     fired = ", ".join(f"{k} x{v}" for k, v in sorted(points.items()))
     ctx = f"(scenario={result.scenario}, seed={result.seed}, profile={result.profile.name})"
@@ -241,6 +266,11 @@ def render_campaign(result: CampaignResult) -> str:
         f"  examples run      {n} ({', '.join(f'{v} {k}' for k, v in sorted(verdicts.items()))})",
         f"  faults fired      {sum(points.values())} ({fired or '-'})",
         f"  driver starts     {result.driver_starts} (JVMs; soft faults reuse the running one)",
+        *(
+            [f"  step censuses     {result.census_runs} fault-free run(s), {result.census_s:.0f} s (sink.step faults)"]
+            if result.census_runs
+            else []
+        ),
         f"  wall time         {result.duration_s:.0f} s ({per_min:.1f} examples/min)",
     ]
     if result.failure:
@@ -255,3 +285,10 @@ def render_campaign(result: CampaignResult) -> str:
             + (f" --master {result.master}" if result.master != "local[2]" else "")
         )
     return "\n".join(lines)
+
+
+def _point_of(fault: str) -> str:
+    """The crash point of a fired fault's description (``sink.step`` for ``... after step K of batch N ...``)."""
+    if " after step " in fault:
+        return STEP_POINT
+    return fault.split(" at ")[1].split(" of ")[0] if " at " in fault else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fault_injectors.plan import FaultRule
 from harness.checker import CheckResult
 from harness.rundir import RunPaths
 from harness.spec import RunSpec
@@ -26,6 +27,8 @@ class RunOutcome:
     query_failed: bool = False
     #: ``harness.inspector.summarize`` of the checkpoint, attached to every failed run.
     inspector_summary: str | None = None
+    #: Planned fault rules that never fired (the run's ``error`` says so); empty when all fired.
+    unfired: list[FaultRule] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:

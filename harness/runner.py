@@ -113,6 +113,7 @@ class Runner:
                 finally:
                     self._shutdown()
             missing = never_fired(self.schedule.plan, read_ledger(self.paths.faults))
+            outcome.unfired = missing
             if missing:
                 outcome.error = "planned fault(s) never fired, so the run proves nothing about them:\n" + "\n".join(
                     f"fault {r.id} planned ({r.describe()}) never fired" for r in missing

@@ -107,6 +107,7 @@ SCENARIO = Scenario(
     guarantee="at-least-once",
     # The streaming query is stateless (no no-data batches): every crash point of a ``foreachBatch`` sink.
     kill_points=ALL_CRASH_POINTS,
+    sink_steps=True,
     transform=passthrough,
     attach_sink=attach_sink,
     read_output=read_output,

@@ -158,6 +158,7 @@ SCENARIO = Scenario(
     summary="10 s windowed count/sum, watermark, update mode -> foreachBatch SQLite upsert (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=EVERY_BATCH_POINTS,
+    sink_steps=True,
     transform=aggregate,
     attach_sink=attach_sink,
     read_output=read_output,

@@ -96,6 +96,10 @@ class Scenario:
     #: ``False`` when the sink is wrapped by the ``crash_injecting`` format, which fires them itself
     #: (inside the sink's write(), where a sink that publishes early is caught).
     source_write_points: bool = True
+    #: The sink runs Python code inside a ``crash_injecting`` wrapper (a ``foreachBatch`` function or a
+    #: ``DataSourceStreamWriter``): chaos campaigns take a census of each drawn example's data and draw
+    #: ``sink.step`` faults inside that code, as well as faults at the named points.
+    sink_steps: bool = False
 
     @property
     def max_offsets_per_batch(self) -> int:

@@ -34,6 +34,7 @@ SCENARIO = Scenario(
     summary="foreachBatch append without batch-id dedup (expected: duplicates on replay)",
     guarantee="at-least-once",
     kill_points=("after_offsets_logged", "sink.write.mid", "sink.commit.after"),
+    sink_steps=True,
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_parquet_output,

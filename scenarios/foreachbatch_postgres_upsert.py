@@ -58,6 +58,7 @@ SCENARIO = Scenario(
     summary="map/filter -> foreachBatch upsert into PostgreSQL keyed by batch id (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=FOREACH_BATCH_POINTS,
+    sink_steps=True,
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_output,

@@ -55,6 +55,7 @@ SCENARIO = Scenario(
     summary="map/filter -> foreachBatch upsert into SQLite keyed by batch id (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=FOREACH_BATCH_POINTS,
+    sink_steps=True,
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_output,

@@ -48,6 +48,7 @@ SCENARIO = Scenario(
     summary="map/filter -> Python sink publishing rows in write() (expected: duplicates on replay)",
     guarantee="at-least-once",
     kill_points=PYTHON_SINK_POINTS,
+    sink_steps=True,
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_output,

@@ -73,6 +73,7 @@ SCENARIO = Scenario(
     summary="map/filter -> Python sink staging in write(), publishing in commit() (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=PYTHON_SINK_POINTS,
+    sink_steps=True,
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_output,

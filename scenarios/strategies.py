@@ -3,21 +3,29 @@
 A drawn spec fixes everything: the seed (row contents), the data added in each
 round, and every fault as a rule with an absolute batch id. Batch boundaries
 are predicted with the admission function the source itself uses, so each
-fault names a batch that will exist. Shrinking goes towards fewer rounds, less
+fault names a batch that will exist. Given a census of the drawn data
+(``steps``), about half the faults are ``sink.step`` faults: a kill or raise
+just after step *k* of the sink's own code in a batch, drawn only where a
+*k*-th step exists. Shrinking goes towards fewer rounds, less
 data, fewer faults and soft faults (an injected exception) rather than hard
 kills, so a minimal failing schedule is also cheap to replay.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from hypothesis import strategies as st
 
-from fault_injectors.plan import FaultRule
+from fault_injectors.plan import STEP_POINT, FaultRule
 from harness.spec import RunSpec
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
+
+#: Percent of the faults in a batch with traced sink calls that are ``sink.step`` faults.
+STEP_SHARE = 50
+#: ``(seed, rows per round) -> {batch id: [(wrapper, partition, step count), ...]}``: a census of that data.
+StepCensus = Callable[[int, Sequence[Sequence[int]]], Mapping[int, Sequence[tuple[str, int | None, int]]]]
 
 
 @st.composite
@@ -32,12 +40,19 @@ def chaos_specs(
     master: str = "local[2]",
     seeds: st.SearchStrategy[int] | None = None,
     ref: str | None = None,
+    steps: StepCensus | None = None,
 ) -> RunSpec:
     """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
     1..``max_faults`` faults (every example exercises a fault) at distinct (batch, point) pairs, each a hard kill
     with probability ``hard_kill_ratio``, and optionally one nemesis from ``nemesis``.
     ``ref`` is how the spec names the scenario (default its name; a user's
-    pipeline is named by import path, ``package.module:ATTRIBUTE``)."""
+    pipeline is named by import path, ``package.module:ATTRIBUTE``).
+
+    ``steps(seed, rows)`` gives, per batch id, each traced sink call of a fault-free run of that data as
+    ``(wrapper, partition, step count)`` (:class:`harness.census.CensusCache`). With it, a fault in a batch
+    that has steps is a ``sink.step`` fault with probability :data:`STEP_SHARE`: a call of the batch, then
+    ``k`` in ``1..count``, so it shrinks towards the first step. A batch gets at most one step fault: a
+    replayed batch may take fewer steps (a sink that finds its batch id recorded returns early)."""
     seed = draw(seeds if seeds is not None else st.integers(0, 2**16))
     lo, hi = scenario.rows_per_round
     rounds = draw(st.integers(1, max_rounds))
@@ -49,17 +64,31 @@ def chaos_specs(
         available = {p: available[p] + r[p] for p in available}
         predicted += plan_batches(start, available, scenario.max_offsets_per_batch)
     faults: list[FaultRule] = []
+    step_calls = steps(seed, rows) if steps is not None and predicted else {}
     if predicted:
         n = draw(st.integers(min(1, max_faults), min(max_faults, len(predicted) * len(scenario.kill_points))))
         used: set[tuple[int, str]] = set()
         threshold = round((1.0 - hard_kill_ratio) * 100)
         for i in range(n):
             batch = draw(st.integers(0, len(predicted) - 1))
-            point = draw(st.sampled_from(scenario.kill_points))
+            calls = step_calls.get(batch) if (batch, STEP_POINT) not in used else None
+            step = wrapper = None
+            if calls and draw(st.integers(0, 99)) < STEP_SHARE:
+                point = STEP_POINT
+                wrapper, partition, count = draw(st.sampled_from(calls))
+                step = draw(st.integers(1, count))
+            else:
+                point = draw(st.sampled_from(scenario.kill_points))
             if (batch, point) in used:
                 continue
             used.add((batch, point))
             hard = draw(st.integers(0, 99)) >= threshold
+            if point == STEP_POINT:
+                action = "kill_process_group" if hard else "raise"
+                faults.append(
+                    FaultRule(f"h{i + 1}", point, batch, partition, action=action, step=step, wrapper=wrapper)
+                )
+                continue
             partition = after_rows = None
             if point == "sink.write.mid":
                 start, end = predicted[batch]

@@ -20,6 +20,11 @@ files is the commit point; readers read through markers).
 
     python -m harness check-sink examples/connectors/rename_one_by_one_sink.py:RenameOneByOneSink \\
         --read-back examples/connectors/rename_one_by_one_sink.py:read_back
+
+A chaos campaign over ``SCENARIO`` (below) draws ``sink.step`` faults in
+``commit()`` as well::
+
+    python -m harness chaos examples.connectors.rename_one_by_one_sink:SCENARIO --examples 20
 """
 
 from __future__ import annotations
@@ -92,3 +97,13 @@ class RenameOneByOneSink(DataSource):
 def read_back(path: str) -> list[dict[str, Any]]:
     """What readers of ``path`` see: every row under ``data/``."""
     return read_jsonl_dir(Path(path) / "data")
+
+
+def _scenario() -> Any:
+    from harness.conformance.sink_scenario import scenario_for
+
+    return scenario_for(RenameOneByOneSink, read_back, name="rename_one_by_one_sink")
+
+
+#: This sink fed by the replayable source, for ``run``/``chaos``/``census`` by import path.
+SCENARIO = _scenario()

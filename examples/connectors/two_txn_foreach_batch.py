@@ -17,7 +17,13 @@ each step of a census batch): duplicates after the step that commits the rows,
     python -m harness check-sink examples/connectors/two_txn_foreach_batch.py:two_txn_sink \\
         --read-back examples/connectors/two_txn_foreach_batch.py:read_back
 
-:func:`keyed_two_txn_sink` is the same function one bug away: its rows table
+A chaos campaign finds it too: ``SCENARIO`` (below) is the replayable source
+feeding this sink, and chaos draws ``sink.step`` faults inside ``write_batch``
+from a census of each example's data, then shrinks to the one step that matters::
+
+    python -m harness chaos examples.connectors.two_txn_foreach_batch:SCENARIO --examples 20 --seed 3
+
+:func:`keyed_two_txn_sink` (``KEYED_SCENARIO``) is the same function one bug away: its rows table
 is keyed by the source's provenance ``(partition, offset, seq)`` and inserts
 with ``INSERT OR IGNORE``, so the replayed rows change nothing. It passes.
 """
@@ -90,3 +96,16 @@ def read_back(path: str) -> list[dict[str, Any]]:
         return [dict(zip(COLUMNS, r, strict=True)) for r in conn.execute(f"SELECT {_COLS} FROM rows")]
     finally:
         conn.close()
+
+
+def _scenarios() -> tuple[Any, Any]:
+    from harness.conformance.sink_scenario import scenario_for
+
+    return (
+        scenario_for(two_txn_sink, read_back, name="two_txn_foreach_batch"),
+        scenario_for(keyed_two_txn_sink, read_back, name="keyed_two_txn_foreach_batch"),
+    )
+
+
+#: This sink fed by the replayable source, for ``run``/``chaos``/``census`` by import path.
+SCENARIO, KEYED_SCENARIO = _scenarios()

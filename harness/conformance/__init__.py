@@ -12,6 +12,7 @@ from __future__ import annotations
 from harness.conformance.contexts import NullContext, ReplayableContext, SourceContext, replayable_context
 from harness.conformance.guarantees import AT_LEAST_ONCE, AT_MOST_ONCE, EXACTLY_ONCE, NONE
 from harness.conformance.results import CheckResult, ConformanceReport
+from harness.conformance.sink_scenario import scenario_for
 from harness.conformance.sink_suite import SINK_CHECK_IDS, check_sink
 from harness.conformance.source_suite import SOURCE_CHECK_IDS, check_source
 
@@ -30,4 +31,5 @@ __all__ = [
     "check_sink",
     "check_source",
     "replayable_context",
+    "scenario_for",
 ]

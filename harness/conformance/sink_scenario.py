@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,11 +84,35 @@ def sink_path(ctx: SinkContext) -> str:
     return str(Path(ctx.output) / "sink")
 
 
-def build(config: Mapping[str, Any]) -> Scenario:
+def scenario_for(
+    target: Any,
+    read_back: Callable[[str], Iterable[Mapping[str, Any]]],
+    options: Mapping[str, str] | None = None,
+    guarantee: str = "exactly-once",
+    name: str = "sink_under_test",
+) -> Scenario:
+    """A scenario feeding the replayable source's integer columns into ``target`` (a ``DataSource`` subclass
+    with a stream writer, or a ``foreachBatch`` factory ``factory(path, **options)``), read back with
+    ``read_back(path)``. Assign it to a module attribute and every command takes it by import path
+    (``python -m harness chaos package.module:SCENARIO``); ``sink.step`` faults are drawn in its code.
+    Both callables must live in an importable module (not ``__main__``): Spark's processes import them."""
+    from harness.conformance.loading import ref_of
+
+    config = sink_config(target, ref_of(target), ref_of(read_back), options or {}, guarantee)
+    return build(config, name=name, read_back=read_back)
+
+
+def build(
+    config: Mapping[str, Any],
+    name: str = "sink_under_test",
+    read_back: Callable[[str], Iterable[Mapping[str, Any]]] | None = None,
+) -> Scenario:
+    """The scenario of a sink config (:func:`sink_config`); ``read_back`` is loaded from the config unless given."""
     from harness.conformance.loading import load
 
     kind, options = config["kind"], dict(config.get("options") or {})
-    read_back = load(config["read_back"], "read-back function")[0]
+    if read_back is None:
+        read_back = load(config["read_back"], "read-back function")[0]
 
     def transform(df: DataFrame) -> DataFrame:
         return df.select(*COLUMNS)
@@ -111,10 +135,11 @@ def build(config: Mapping[str, Any]) -> Scenario:
     # early is caught), not in the source's read(); older Scenario versions lack the switch.
     extra = {"source_write_points": False} if kind == "datasource" and hasattr(Scenario, "source_write_points") else {}
     return Scenario(
-        name="sink_under_test",
+        name=name,
         summary=f"replayable source -> {config['target']} (declared {config.get('guarantee', 'exactly-once')})",
         guarantee=config.get("guarantee", "exactly-once"),
         kill_points=SINK_POINTS,
+        sink_steps=True,
         transform=transform,
         attach_sink=attach_sink,
         read_output=read_output,
