@@ -109,6 +109,7 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from harness.bundle import anomaly_keys, load_bundle
+    from harness.pool import DriverPool
     from harness.report import render_text, summary_line, to_json
     from harness.runner import HarnessError, run_spec
 
@@ -122,21 +123,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
     reproduced = 0
     code = 2
-    for i in range(1, args.times + 1):
-        try:
-            outcome = run_spec(spec, echo=lambda m: None)
-        except HarnessError as exc:
-            return _fail(str(exc))
-        doc = to_json(outcome)
-        got = (doc["verdict"], anomaly_keys(doc["anomalies"]))
-        same = got == want
-        reproduced += same
-        print(f"replay {i}/{args.times}: {'reproduced' if same else 'DIFFERENT'}: {summary_line(outcome)}")
-        if not same:
-            print(render_text(outcome))
-        code = outcome.exit_code if same else (0 if outcome.verdict == "exactly-once" else 2)
-        if args.json:
-            args.json.write_text(json.dumps(doc, indent=2, default=str))
+    logs = Path(tempfile.mkdtemp(prefix="harness-replay-logs-"))
+    with DriverPool(logs, spec.master, spec.confs) as pool:  # one driver for every replay, as a campaign has
+        for i in range(1, args.times + 1):
+            try:
+                outcome = run_spec(spec, echo=lambda m: None, pool=pool)
+            except HarnessError as exc:
+                return _fail(f"{exc} (driver logs in {logs})")
+            doc = to_json(outcome)
+            got = (doc["verdict"], anomaly_keys(doc["anomalies"]))
+            same = got == want
+            reproduced += same
+            print(f"replay {i}/{args.times}: {'reproduced' if same else 'DIFFERENT'}: {summary_line(outcome)}")
+            if not same:
+                print(render_text(outcome))
+            code = outcome.exit_code if same else (0 if outcome.verdict == "exactly-once" else 2)
+            if args.json:
+                args.json.write_text(json.dumps(doc, indent=2, default=str))
+    if reproduced == args.times:
+        shutil.rmtree(logs, ignore_errors=True)
     print(f"reproduced {reproduced}/{args.times} time(s)")
     return code if reproduced == args.times else (0 if code == 0 else 2)
 

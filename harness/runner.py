@@ -308,10 +308,15 @@ class Runner:
 
 
 def run_spec(
-    spec: RunSpec, run_dir: Path | None = None, echo: Callable[[str], None] | None = None, standby: bool = False
+    spec: RunSpec,
+    run_dir: Path | None = None,
+    echo: Callable[[str], None] | None = None,
+    standby: bool = False,
+    pool: DriverPool | None = None,
 ) -> RunOutcome:
     """Run ``spec`` in ``run_dir`` (kept) or a temp dir (removed on a pass, kept otherwise);
-    ``standby`` keeps a warm second driver ready to take over after a hard kill."""
+    ``standby`` keeps a warm second driver ready to take over after a hard kill. ``pool`` lends a running
+    driver (left open; its master and confs must be the spec's); without it the run starts its own."""
     if echo is None:
         echo = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     if run_dir is not None:
@@ -322,8 +327,11 @@ def run_spec(
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         paths = RunPaths(root)
-        with DriverPool(paths.logs, spec.master, spec.confs, standby=standby) as pool:
+        if pool is not None:
             outcome = Runner(spec, paths, echo, pool=pool).execute()
+        else:
+            with DriverPool(paths.logs, spec.master, spec.confs, standby=standby) as own:
+                outcome = Runner(spec, paths, echo, pool=own).execute()
     finally:
         signal.signal(signal.SIGTERM, previous)
     if run_dir is None and outcome.verdict == "exactly-once":

@@ -131,3 +131,55 @@ def test_bench_cold_design_starts_drivers_without_the_startup_trims(
         assert SITEPATH in spark_env()["PYTHONPATH"].split(os.pathsep)
         assert cds.java_options("-XX:+UseSerialGC") == f"-XX:+UseSerialGC -XX:SharedArchiveFile={archive}"
     assert os.environ[ZIP_IMPORTS_ENV] == "1" and os.environ[cds.CDS_ENV] == "0"
+
+
+def _fake_census(seed: int, rows: object) -> dict[int, list[tuple[str, int | None, int]]]:
+    """A census as CensusCache gives it: batch 2 has no traced call, odd batches a commit with 3 steps,
+    every other batch a write per partition with 2 and 4 steps."""
+    n = len(build_schedule(RunSpec(NAIVE.name, seed, kills=0, rows=rows), NAIVE).predicted_batches)  # type: ignore[arg-type]
+    return {b: [("commit", None, 3)] if b % 2 else [("write", 0, 2), ("write", 1, 4)] for b in range(n) if b != 2}
+
+
+@settings(max_examples=80, deadline=None)
+@given(chaos_specs(NAIVE, max_rounds=3, max_faults=3, steps=_fake_census))
+def test_step_faults_land_only_where_the_census_has_that_step(spec: RunSpec) -> None:
+    census = _fake_census(spec.seed, spec.rows)
+    step_batches = []
+    for rule in build_schedule(spec, NAIVE).plan.rules:
+        if rule.point != "sink.step":
+            assert rule.step is None and rule.wrapper is None
+            continue
+        assert rule.batch in census, "a step fault in a batch without traced calls"
+        counts = {(w, p): n for w, p, n in census[rule.batch]}
+        assert (rule.wrapper, rule.partition) in counts
+        assert rule.step is not None and 1 <= rule.step <= counts[(rule.wrapper, rule.partition)]
+        step_batches.append(rule.batch)
+    assert len(step_batches) == len(set(step_batches)), "two step faults in one batch"
+    assert RunSpec.from_dict(json.loads(spec.to_json())) == spec
+
+
+def test_step_faults_are_drawn_often_and_only_with_a_census() -> None:
+    from hypothesis import find
+
+    def has_step(spec: RunSpec) -> bool:
+        return any(r.point == "sink.step" for r in spec.extra_faults)
+
+    def draw_many(strategy: object) -> list[RunSpec]:
+        drawn: list[RunSpec] = []
+
+        @settings(max_examples=60, database=None, derandomize=True, deadline=None)
+        @given(strategy)
+        def collect(spec: RunSpec) -> None:
+            drawn.append(spec)
+
+        collect()
+        return drawn
+
+    with_census = chaos_specs(NAIVE, max_faults=2, steps=_fake_census)
+    drawn = draw_many(with_census)
+    assert sum(map(has_step, drawn)) >= len(drawn) // 5, "sink.step faults are a large share of the draws"
+    assert not any(map(has_step, draw_many(chaos_specs(NAIVE, max_faults=2))))
+    # Shrinking moves a step fault towards the first step and the first batch that has one.
+    minimal = find(with_census, has_step, settings=settings(database=None, max_examples=200))
+    (rule,) = [r for r in minimal.extra_faults if r.point == "sink.step"]
+    assert (rule.batch, rule.step, rule.wrapper, rule.partition) == (0, 1, "write", 0)
