@@ -5,7 +5,8 @@ Unit tests (marker ``unit``) never touch Spark; integration tests (marker
 (``harness.pytest_plugin``, installed as a ``pytest11`` entry point) provides:
 one session-scoped SparkSession per worker with small, fast settings, created
 lazily on first use. Tests in ``tests/unit`` and ``tests/integration`` are
-marked automatically.
+marked automatically. Tests marked ``heavy`` (long tiers) are skipped unless
+``HARNESS_HEAVY=1``; ``bin/test-heavy`` runs them.
 """
 
 from __future__ import annotations
@@ -18,10 +19,17 @@ import pytest
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
+#: Set to 1 to run the tests marked ``heavy`` (``bin/test-heavy`` does); otherwise they are skipped, with the reason.
+HEAVY_ENV = "HARNESS_HEAVY"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    heavy = os.environ.get(HEAVY_ENV) == "1"
     for item in items:
         parts = Path(str(item.fspath)).parts
         if "unit" in parts:
             item.add_marker(pytest.mark.unit)
         elif "integration" in parts:
             item.add_marker(pytest.mark.spark)
+        if item.get_closest_marker("heavy") and not heavy:
+            item.add_marker(pytest.mark.skip(reason=f"heavy tier, opt-in: bin/test-heavy ({HEAVY_ENV}=1)"))

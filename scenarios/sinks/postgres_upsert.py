@@ -27,6 +27,7 @@ from :mod:`scenarios.sinks.pg_cluster`) starts a disposable server for tests.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scenarios.sinks._sql import BATCH_COLUMN, column_types, encode_row, run_without_writing
@@ -37,7 +38,15 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["committed_batches", "read_postgres", "throwaway_postgres", "upsert_into_postgres", "write_batch"]
+__all__ = [
+    "committed_batches",
+    "postgres_sink_at",
+    "read_postgres",
+    "read_postgres_at",
+    "throwaway_postgres",
+    "upsert_into_postgres",
+    "write_batch",
+]
 
 DEFAULT_TABLE = "rows"
 
@@ -156,3 +165,30 @@ def read_postgres(dsn: str, table: str = DEFAULT_TABLE) -> list[dict[str, Any]]:
         )
         with conn.cursor(row_factory=dict_row) as cur:
             return list(cur.execute(query))
+
+
+def _table_at(path: str) -> str:
+    import hashlib
+
+    return "rows_" + hashlib.sha1(str(Path(path).resolve()).encode()).hexdigest()[:16]
+
+
+def postgres_sink_at(path: str, dsn: str) -> Callable[[DataFrame, int], None]:
+    """``check-sink``'s factory form of :func:`upsert_into_postgres`: ``factory(path, dsn=...)``. Each sink
+    ``path`` (one per run) gets its own table; the DSN is kept in ``path/dsn`` (mode 0600) so that
+    :func:`read_postgres_at` finds the server. Use a throw-away server (its password lands in that file)::
+
+        python -m harness check-sink scenarios/sinks/postgres_upsert.py:postgres_sink_at \\
+            --read-back scenarios/sinks/postgres_upsert.py:read_postgres_at --options dsn=postgresql://...
+    """
+    where = Path(path)
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "dsn").write_text(dsn)
+    (where / "dsn").chmod(0o600)
+    return upsert_into_postgres(dsn, _table_at(path))
+
+
+def read_postgres_at(path: str) -> list[dict[str, Any]]:
+    """The rows readers of :func:`postgres_sink_at`'s table for ``path`` see (``[]`` before its first batch)."""
+    dsn_file = Path(path) / "dsn"
+    return read_postgres(dsn_file.read_text(), _table_at(path)) if dsn_file.exists() else []

@@ -45,6 +45,7 @@ def test_ci_profile_campaign(name: str, shared_pool: DriverPool, tmp_path: Path)
         assert result.verdict in ("exactly-once", "violated")
 
 
+@pytest.mark.heavy  # the default suite's representative: test_crash_anywhere.py's chaos over the two-transaction sink
 def test_at_least_once_sink_is_found_shrunk_and_replayed(shared_pool: DriverPool, tmp_path: Path) -> None:
     profile = dataclasses.replace(get_profile("ci"), examples=10, shrink_budget_s=90)
     result = run_campaign(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.bundle import load_bundle
 from tests.integration import clirun
 from tests.integration.clirun import ROOT, harness, harness_json, leftover_processes
 
@@ -165,6 +166,8 @@ def test_chaos_finds_the_two_transaction_window_shrinks_to_one_step_and_replays(
     assert 10 <= step <= 13, f"{fault}: not in the window after the rows' COMMIT (line {window})"
     assert set(doc["failure"]["anomaly_counts"]) == {"duplicate"}, doc["failure"]["anomaly_counts"]
     assert "step censuses" in log and "sink.step x" in log, log
+    _spec, recorded = load_bundle(Path(doc["bundle"]))
+    assert recorded["versions"]["pyspark"].startswith("4.3") and recorded["spec"]["extra_faults"][0]["step"] == step
     rc, out, err = harness("replay", doc["bundle"], "--times", "3")
     assert rc == 1 and "reproduced 3/3 time(s)" in out, out + err[-2000:]
     assert leftover_processes() == []

@@ -1,0 +1,65 @@
+"""Heavy tier (``bin/test-heavy``): the reference sinks pass ``crash-anywhere`` with a SIGKILL after *every*
+step of a census batch, PostgreSQL against a real server. The default suite samples a few steps of the SQLite
+upsert (``test_conformance_cli.py``); the measured step counts and times are in docs/fault-injection.md."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from scenarios.base import ResourceUnavailable
+from scenarios.sinks.pg_cluster import throwaway_postgres
+from tests.integration.clirun import harness_json, leftover_processes
+
+pytestmark = pytest.mark.heavy
+#: Every sink check but crash-anywhere (they have their own tests).
+OTHERS = "write-invisible-until-commit,idempotent-commit,keys-on-batch-id,abort-cleans-up,task-retry,crash-points"
+SINKS = {
+    "transactional-files": ("scenarios/sinks/transactional.py:TransactionalFileSink", "read_visible"),
+    "sqlite-upsert": ("scenarios/sinks/sqlite_upsert.py:upsert_into_sqlite", "read_sqlite"),
+    "postgres-upsert": ("scenarios/sinks/postgres_upsert.py:postgres_sink_at", "read_postgres_at"),
+}
+
+
+@pytest.fixture
+def options(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]:
+    with contextlib.ExitStack() as stack:
+        if request.node.callspec.id == "postgres-upsert":
+            try:
+                settings = stack.enter_context(throwaway_postgres(tmp_path / "pg"))
+            except ResourceUnavailable as exc:
+                pytest.skip(f"PostgreSQL unavailable here: {exc}")
+            yield ["--options", f"dsn={settings['dsn']}"]
+        else:
+            yield []
+
+
+@pytest.mark.parametrize("name", list(SINKS))
+def test_reference_sink_survives_a_kill_after_every_step(name: str, options: list[str], tmp_path: Path) -> None:
+    target, read_back = SINKS[name]
+    module = target.split(":")[0]
+    rc, doc, log = harness_json(
+        tmp_path / "r.json",
+        "check-sink",
+        target,
+        "--read-back",
+        f"{module}:{read_back}",
+        "--faults",
+        "hard",
+        "--steps",
+        "all",
+        "--skip",
+        OTHERS,
+        *options,
+    )
+    check = next(c for c in doc.get("checks", []) if c["id"] == "crash-anywhere")
+    steps = doc["steps"]
+    tried = len(steps["steps_tried"])
+    print(f"{name}: {tried} of {steps['census_steps']} steps, {check['status']} in {check['duration_s']:.0f} s")
+    assert check["status"] == "pass", log
+    assert len(steps["steps_tried"]) == steps["census_steps"] >= 5, steps
+    assert rc == 0, log
+    assert leftover_processes() == []
