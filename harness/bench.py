@@ -22,6 +22,10 @@ all measured in the same run on the same machine.
   mix of soft faults and hard kills). ``..._pooling_only`` is over
   "cold_trimmed". ``..._worst_case`` uses schedules with a hard kill in every
   example (every hard kill is a JVM start in every design).
+- ``step_tracing_overhead_ratio`` / ``step_census_overhead_ratio``: a
+  ``foreachBatch`` SQLite upsert inside the crash-injecting wrapper, untraced
+  (no fault planned for the call) and traced step by step, over the bare
+  function (:mod:`harness.bench_steps`).
 - peak RSS of the whole process tree; the inspector's time on a 1,000-batch
   checkpoint.
 
@@ -44,6 +48,8 @@ from fault_injectors.plan import FaultRule
 from harness.bench_chaos import CAMPAIGN_LABELS, DESIGNS, WORST_LABELS, chaos_rate, chaos_workloads, startup
 from harness.bench_floor import FORMAT as FLOOR_FORMAT
 from harness.bench_floor import FloorDataSource
+from harness.bench_render import render_bench  # noqa: F401  (re-exported: the CLI imports it from here)
+from harness.bench_steps import batch_durations, step_tracing
 from harness.history import read_history
 from harness.pool import DriverPool
 from harness.procs import TOKEN_PREFIX_ENV, new_token
@@ -110,13 +116,7 @@ def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, 
     spark.dataSource.register(FloorDataSource)
     results: dict[str, list[float]] = {"rate_noop": [], "floor_noop": [], "replayable_noop": [], "replayable_file": []}
 
-    def durations(query: Any, want: int) -> list[float]:
-        while len([p for p in query.recentProgress if p.numInputRows]) < want and query.isActive:
-            time.sleep(0.05)
-        query.stop()
-        done = [p for p in query.recentProgress if p.numInputRows]
-        return [p.durationMs["triggerExecution"] / 1000.0 for p in done[2:want]]  # 2 warm-up batches
-
+    durations = batch_durations
     try:
         for rep in range(reps):
             d = work / f"steady-{rep}"
@@ -210,8 +210,15 @@ def inspector_1000(work: Path) -> dict[str, Any]:
     return stat(times)
 
 
-def run_bench(quick: bool = False, echo: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run every measurement; returns the JSON document (ratios at the top level)."""
+#: Sections of ``bench --only``.
+SECTIONS = ("steady", "restarts", "chaos", "inspector", "steps")
+
+
+def run_bench(
+    quick: bool = False, echo: Callable[[str], None] = print, only: tuple[str, ...] = SECTIONS
+) -> dict[str, Any]:
+    """Run the measurements of the ``only`` sections (default all); returns the JSON document (ratios at
+    the top level)."""
     reps = 2 if quick else 3
     prefix = f"bench-{new_token()[:8]}-"
     os.environ[TOKEN_PREFIX_ENV] = prefix
@@ -220,27 +227,37 @@ def run_bench(quick: bool = False, echo: Callable[[str], None] = print) -> dict[
     doc: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
         work = Path(tmp)
-        echo("steady batches (rate-micro-batch vs replayable, 200 rows/batch) ...")
-        doc["steady"] = steady_batches(work, rows=200, batches=6 if quick else 10, reps=reps)
+        if "steady" in only:
+            echo("steady batches (rate-micro-batch vs replayable, 200 rows/batch) ...")
+            doc["steady"] = steady_batches(work, rows=200, batches=6 if quick else 10, reps=reps)
+        if "steps" in only:
+            echo("step tracing (foreachBatch SQLite upsert: bare, wrapped, traced; 200 rows/batch) ...")
+            doc["steps"] = step_tracing(work, rows=200, batches=6 if quick else 10, reps=reps)
         for label, standby, trimmed in (("cold", False, False), ("cold_trimmed", False, True), ("warm", True, True)):
-            echo(f"kill -> first recovered batch, {label} ...")
-            with startup(trimmed):
-                doc[f"restart_{label}"] = restarts(work, label, standby, reps)
-        for label, specs in chaos_workloads(quick):
+            if "restarts" in only:
+                echo(f"kill -> first recovered batch, {label} ...")
+                with startup(trimmed):
+                    doc[f"restart_{label}"] = restarts(work, label, standby, reps)
+        for label, specs in chaos_workloads(quick) if "chaos" in only else ():
             for design in DESIGNS if label in CAMPAIGN_LABELS else DESIGNS[:2]:
                 echo(f"chaos examples/min, {label}, {design} design ...")
                 doc[f"chaos_{label}_{design}"] = chaos_rate(work, label, specs, design)
-        echo("inspector on a 1,000-batch checkpoint ...")
-        doc["inspector_1000_s"] = inspector_1000(work)
+        if "inspector" in only:
+            echo("inspector on a 1,000-batch checkpoint ...")
+            doc["inspector_1000_s"] = inspector_1000(work)
     doc["peak_rss_mb"] = round(sampler.stop(), 1)
-    doc["overhead_ratio"] = doc["steady"]["overhead_ratio"]
-    doc["harness_batch_ratio"] = doc["steady"]["harness_batch_ratio"]
-    doc["python_source_floor_ratio"] = doc["steady"]["python_source_floor_ratio"]
-    doc["replayable_vs_floor_ratio"] = doc["steady"]["replayable_vs_floor_ratio"]
-    doc["cold_restart_ratio"] = doc["restart_cold"]["ratio"]
-    doc["warm_restart_ratio"] = doc["restart_warm"]["ratio"]
-
-    doc["cold_trimmed_restart_ratio"] = doc["restart_cold_trimmed"]["ratio"]
+    if "steady" in doc:
+        for key in ("overhead_ratio", "harness_batch_ratio", "python_source_floor_ratio", "replayable_vs_floor_ratio"):
+            doc[key] = doc["steady"][key]
+    if "steps" in doc:
+        doc["step_tracing_overhead_ratio"] = doc["steps"]["step_tracing_overhead_ratio"]
+        doc["step_census_overhead_ratio"] = doc["steps"]["step_census_overhead_ratio"]
+    if "restarts" in only:
+        doc["cold_restart_ratio"] = doc["restart_cold"]["ratio"]
+        doc["warm_restart_ratio"] = doc["restart_warm"]["ratio"]
+        doc["cold_trimmed_restart_ratio"] = doc["restart_cold_trimmed"]["ratio"]
+    if "chaos" not in only:
+        return doc
 
     def ratio(label: str, baseline: str = "cold") -> float:
         return float(doc[f"chaos_{label}_pooled"]["per_minute"] / doc[f"chaos_{label}_{baseline}"]["per_minute"])
@@ -251,44 +268,3 @@ def run_bench(quick: bool = False, echo: Callable[[str], None] = print) -> dict[
     )
     doc["examples_per_minute_ratio_worst_case"] = statistics.median(ratio(label) for label in WORST_LABELS)
     return doc
-
-
-def render_bench(doc: dict[str, Any]) -> str:
-    def s(d: dict[str, float]) -> str:
-        return f"{d['median']:.2f} s (min {d['min']:.2f}, max {d['max']:.2f}, n={d['n']})"
-
-    st = doc["steady"]
-    lines = [
-        "harness bench (medians; every ratio is against bare Spark or a cold design measured in this run)",
-        f"  batch, rate-micro-batch -> noop        {s(st['rate_noop'])}",
-        f"  batch, minimal Python source -> noop   {s(st['floor_noop'])}",
-        f"  batch, replayable -> noop              {s(st['replayable_noop'])}",
-        f"  batch, replayable -> parquet file sink {s(st['replayable_file'])}",
-        f"  overhead_ratio                         {doc['overhead_ratio']:.2f}x (target <= 1.2x)",
-        f"  python_source_floor_ratio              {doc['python_source_floor_ratio']:.2f}x (any Python source; "
-        "the floor of overhead_ratio)",
-        f"  replayable_vs_floor_ratio              {doc['replayable_vs_floor_ratio']:.2f}x (what the harness's "
-        "source adds)",
-        f"  harness_batch_ratio (with file sink)   {doc['harness_batch_ratio']:.2f}x",
-        f"  kill -> recovered batch, cold          {s(doc['restart_cold']['kill_to_first_batch_s'])}",
-        f"  kill -> recovered batch, cold, trimmed {s(doc['restart_cold_trimmed']['kill_to_first_batch_s'])}",
-        f"  kill -> recovered batch, warm standby  {s(doc['restart_warm']['kill_to_first_batch_s'])}",
-        f"  cold_restart_ratio                     {doc['cold_restart_ratio']:.1f}x one steady batch "
-        f"(trimmed {doc['cold_trimmed_restart_ratio']:.1f}x)",
-        f"  warm_restart_ratio                     {doc['warm_restart_ratio']:.1f}x one steady batch (target <= 5x)",
-    ]
-    for label in (*CAMPAIGN_LABELS, *WORST_LABELS):
-        runs = {d: doc[f"chaos_{label}_{d}"] for d in DESIGNS if f"chaos_{label}_{d}" in doc}
-        rates = ", ".join(f"{d} {r['per_minute']:.2f}" for d, r in runs.items())
-        p = runs["pooled"]
-        counts = f"({p['examples']} examples, {p['hard_kills']} hard kills)"
-        lines.append(f"  chaos examples/min, {label:<30} {rates} {counts}")
-    lines += [
-        f"  examples_per_minute_ratio              {doc['examples_per_minute_ratio']:.2f}x (ci campaign mix, over "
-        "cold; target >= 3x)",
-        f"  ... pooling only (over cold_trimmed)   {doc['examples_per_minute_ratio_pooling_only']:.2f}x",
-        f"  ... worst case (a kill every example)  {doc['examples_per_minute_ratio_worst_case']:.2f}x",
-        f"  peak RSS of the process tree           {doc['peak_rss_mb']:.0f} MiB",
-        f"  inspector, 1,000-batch checkpoint      {s(doc['inspector_1000_s'])}",
-    ]
-    return "\n".join(lines)

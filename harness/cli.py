@@ -288,11 +288,22 @@ def _register_bench() -> None:
     def add(p: argparse.ArgumentParser) -> None:
         p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write all figures as JSON")
         p.add_argument("--quick", action="store_true", help="fewer repetitions (about half the time)")
+        p.add_argument(
+            "--only",
+            default=None,
+            metavar="S[,S]",
+            help="measure only these sections: steady, restarts, chaos, inspector, steps (default: all)",
+        )
 
     def handle(args: argparse.Namespace) -> int:
-        from harness.bench import render_bench, run_bench
+        from harness.bench import SECTIONS, render_bench, run_bench
 
-        doc = run_bench(quick=args.quick, echo=lambda m: print(m, file=sys.stderr, flush=True))
+        only = tuple(x for x in (args.only or ",".join(SECTIONS)).split(",") if x)
+        unknown = [x for x in only if x not in SECTIONS]
+        if unknown or not only:
+            print(f"harness: bench --only {args.only!r}: choose from {', '.join(SECTIONS)}", file=sys.stderr)
+            return 2
+        doc = run_bench(quick=args.quick, echo=lambda m: print(m, file=sys.stderr, flush=True), only=only)
         print(render_bench(doc))
         if args.json:
             args.json.write_text(json.dumps(doc, indent=2))

@@ -41,6 +41,9 @@ class Row:
     scenario: str | None = None
     source: str | None = None
     needs: Callable[[], str | None] | None = None
+    #: Sink rows with Python code: this many SIGKILLs after a step of that code (one batch each, drawn from a
+    #: census of the run's data), besides the kills at ``kill_points``. The report lists the steps tried.
+    steps: int = 0
 
 
 def _postgres_missing() -> str | None:
@@ -61,6 +64,7 @@ ROWS: tuple[Row, ...] = (
         "foreachBatch, appending (no batch-id dedup)",
         ("sink.write.mid", "sink.commit.after"),
         "foreachbatch_append_naive",
+        steps=2,
     ),
     Row(
         "sink:foreachBatch-idempotent",
@@ -68,6 +72,7 @@ ROWS: tuple[Row, ...] = (
         "foreachBatch, idempotent by batch id (upsert_into_sqlite)",
         ("sink.write.mid", "sink.commit.after"),
         "foreachbatch_sqlite_upsert",
+        steps=2,
     ),
     Row(
         "sink:foreach",
@@ -84,6 +89,7 @@ ROWS: tuple[Row, ...] = (
         "TransactionalFileSink (Python sink)",
         ("sink.write.mid", "sink.commit.after"),
         "python_sink_transactional",
+        steps=2,
     ),
     Row(
         "reference:publish-in-write",
@@ -91,6 +97,7 @@ ROWS: tuple[Row, ...] = (
         "PublishInWriteSink (Python sink)",
         ("sink.write.mid", "sink.commit.after"),
         "python_sink_publish_in_write",
+        steps=2,
     ),
     Row(
         "reference:postgres-upsert",
@@ -99,6 +106,7 @@ ROWS: tuple[Row, ...] = (
         ("sink.write.mid", "sink.commit.after"),
         "foreachbatch_postgres_upsert",
         needs=_postgres_missing,
+        steps=2,
     ),
 )
 ROW_KEYS = tuple(r.key for r in ROWS)
@@ -174,6 +182,8 @@ def _measure_row(
     evidence = got.get("note") or got.get("error") or ""
     if got.get("kill_points"):
         evidence = f"{got['kills']} kill(s) ({', '.join(got['kill_points'])}); {evidence}"
+    if got.get("steps_tried"):
+        evidence += f"; kills after steps of the sink's code: {'; '.join(got['steps_tried'])}"
     out = {
         "key": row.key,
         "kind": row.kind,
@@ -186,6 +196,7 @@ def _measure_row(
         "evidence": evidence,
         "error": got.get("error"),
         "kills": got["kills"],
+        "steps_tried": got.get("steps_tried", []),
         "duration_s": time.monotonic() - t0,
     }
     if run_dir.exists():
@@ -194,6 +205,7 @@ def _measure_row(
         if not keep:
             shutil.rmtree(run_dir, ignore_errors=True)
             shutil.rmtree(run_dir.parent / f"{run_dir.name}-data", ignore_errors=True)
+            shutil.rmtree(run_dir.parent / f"{run_dir.name}-census", ignore_errors=True)
     echo(f"certify {row.key}: measured {out['measured']}, documented {doc.level} -> {status}")
     return out
 

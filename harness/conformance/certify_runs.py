@@ -21,28 +21,64 @@ if TYPE_CHECKING:
     from harness.conformance.certify import Row
 
 
-def _sink_rules(scenario: str, points: Sequence[str], seed: int) -> tuple[list[Any], int]:
+def _sink_rules(scenario: str, points: Sequence[str], seed: int, batches_needed: int) -> tuple[list[Any], int]:
+    """A rule per point, point *i* in batch *i*; and the rounds (2 or more) that make ``batches_needed``."""
     from harness.schedule import build_schedule, rules_per_point
     from harness.spec import RunSpec
     from scenarios import get_scenario
 
     sc = get_scenario(scenario)
     rounds = 2
+    while len(build_schedule(RunSpec(scenario, seed, 0, rounds), sc).predicted_batches) < batches_needed:
+        rounds += 1
     batches = build_schedule(RunSpec(scenario, seed, 0, rounds), sc).predicted_batches
     return rules_per_point(points, batches, sc.rows_per_offset, rule_id="c{n}"), rounds
 
 
+def _step_rules(row: Row, seed: int, rounds: int, run_dir: Path, pool: Any) -> tuple[list[Any], list[str]]:
+    """``row.steps`` SIGKILLs inside the sink's own code, one per batch after the named points' batches, each
+    after a seeded step of that batch's census (a fault-free run of the same data on ``pool``); and their
+    descriptions. ``CensusError`` when the census gives no verdict."""
+    import random
+
+    from fault_injectors.plan import STEP_POINT, FaultRule
+    from harness.census import take_census
+
+    assert row.scenario is not None
+    census_dir = run_dir.parent / f"{run_dir.name}-census"
+    census = take_census(row.scenario, seed, rounds=rounds, run_dir=census_dir, pool=pool)
+    rng = random.Random(seed)
+    rules, tried = [], []
+    for i in range(row.steps):
+        batch = len(row.kill_points) + i
+        targets = census.targets(batch)
+        if not targets:
+            continue
+        wrapper, partition, k, description = rng.choice(targets)
+        rules.append(FaultRule(f"s{i + 1}", STEP_POINT, batch, partition, step=k, wrapper=wrapper))
+        where = "" if partition is None else f" partition {partition}"
+        tried.append(f"batch {batch} {wrapper}{where} step {k}: {description}")
+    return rules, tried
+
+
 def measure_sink(row: Row, run_dir: Path, seed: int, pool: Any, echo: Callable[[str], None]) -> dict[str, Any]:
-    """One runner run of the row's scenario in ``run_dir``, on the shared driver ``pool``."""
+    """One runner run of the row's scenario in ``run_dir``, on the shared driver ``pool``: a kill at each of
+    the row's crash points, then (``row.steps``) a kill after a step of the sink's own code per batch."""
+    from harness.census import CensusError
     from harness.rundir import RunPaths
     from harness.runner import HarnessError, Runner
     from harness.spec import RunSpec
 
     assert row.scenario is not None
-    rules, rounds = _sink_rules(row.scenario, row.kill_points, seed)
+    rules, rounds = _sink_rules(row.scenario, row.kill_points, seed, len(row.kill_points) + row.steps)
+    tried: list[str] = []
     try:
+        if row.steps:
+            steps, tried = _step_rules(row, seed, rounds, run_dir, pool)
+            rules += steps
+            echo(f"certify {row.key}: {len(steps)} kill(s) after a step of the sink's code: " + "; ".join(tried))
         outcome = Runner(RunSpec(row.scenario, seed, 0, rounds, tuple(rules)), RunPaths(run_dir), echo, pool).execute()
-    except HarnessError as exc:
+    except (HarnessError, CensusError) as exc:
         return {"measured": None, "error": str(exc), "anomalies": [], "kills": 0, "verdict": "unknown"}
     result = outcome.result
     anomalies = [a.__dict__ | {"fault": None} for a in result.anomalies] if result else []
@@ -65,6 +101,7 @@ def measure_sink(row: Row, run_dir: Path, seed: int, pool: Any, echo: Callable[[
         "kills": len(outcome.kills_fired),
         "verdict": outcome.verdict,
         "kill_points": [f"{k['point']}@{k['batch']}" for k in outcome.kills_fired],
+        "steps_tried": tried,
     }
 
 

@@ -1,0 +1,67 @@
+"""Where sink.step faults are reported outside a run: certify's step choice and the bench table's step rows
+(pure logic; the census that certify takes is replaced by a fixed one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fault_injectors.steps import CallCensus
+from harness.bench_render import render_bench
+from harness.census import Census
+from harness.conformance import certify_runs
+from harness.conformance.certify import ROWS
+
+
+def _census(scenario: str, seed: int, **_: Any) -> Census:
+    calls = {
+        ("foreach_batch", b, None): CallCensus(
+            "foreach_batch",
+            b,
+            None,
+            0,
+            tuple(f"sink.py:{10 + k} upsert -> sqlite3.Connection.execute" for k in range(b + 3)),
+            True,
+        )
+        for b in range(5)
+    }
+    return Census(scenario, seed, calls)
+
+
+def test_certify_aims_one_step_kill_per_batch_after_the_named_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.census
+
+    monkeypatch.setattr(harness.census, "take_census", _census)
+    row = next(r for r in ROWS if r.key == "sink:foreachBatch-idempotent")
+    assert row.steps == 2 and len(row.kill_points) == 2
+    rules, tried = certify_runs._step_rules(row, 7, 3, Path("/nonexistent/run"), pool=None)
+    assert [r.point for r in rules] == ["sink.step", "sink.step"]
+    assert [r.batch for r in rules] == [2, 3], "step kills come after the named points' batches 0 and 1"
+    for rule, line in zip(rules, tried, strict=True):
+        assert rule.action == "kill_process_group" and rule.wrapper == "foreach_batch"
+        assert rule.step is not None and 1 <= rule.step <= rule.batch + 3  # batch b has b + 3 steps
+        assert (
+            line == f"batch {rule.batch} foreach_batch step {rule.step}: sink.py:{9 + rule.step} upsert -> "
+            "sqlite3.Connection.execute"
+        )
+    assert certify_runs._step_rules(row, 7, 3, Path("/x"), pool=None)[0] == rules, "seeded: the same steps again"
+    assert all(r.steps == 0 for r in ROWS if r.kind == "source" or r.scenario in ("file_sink_stateless",))
+
+
+def test_bench_table_shows_only_the_sections_measured() -> None:
+    timing = {"min": 0.1, "median": 0.2, "max": 0.3, "n": 3}
+    doc = {
+        "steps": {"bare": timing, "wrapped": timing, "traced": {**timing, "median": 0.5}},
+        "step_tracing_overhead_ratio": 1.02,
+        "step_census_overhead_ratio": 2.5,
+        "peak_rss_mb": 900.0,
+    }
+    text = render_bench(doc)
+    assert "step_tracing_overhead_ratio            1.02x" in text and "target <= 1.1x" in text
+    assert "step_census_overhead_ratio             2.50x" in text
+    assert "overhead_ratio    " not in text.replace("step_tracing_overhead_ratio", "").replace(
+        "step_census_overhead_ratio", ""
+    ), "the steady section was not measured"
+    assert "kill -> recovered" not in text and "chaos examples/min" not in text and "inspector" not in text
