@@ -135,10 +135,13 @@ def _pure(fn: Any) -> bool:
 class StepTracer:
     """Counts the steps of the code run inside ``with tracer:`` in this thread.
 
-    ``on_step(k, description)`` is called just after step ``k`` returned, for
-    every ``k`` in ``targets``; it may raise (the exception surfaces in the
-    user's code at that call) or end the process. ``record`` keeps every
-    step's description in ``steps``."""
+    ``on_step(k, description)`` is called for every ``k`` in ``targets`` after
+    step ``k`` returned, at the next thing the calling frame does: its next
+    call (a step or not) or its return. It may raise: the exception surfaces
+    in the user's code *after* the step, as if the next statement raised, so a
+    ``with`` block whose ``__enter__`` was step ``k`` is exited and an
+    ``except`` around step ``k`` alone does not see it. It may end the process.
+    ``record`` keeps every step's description in ``steps``."""
 
     def __init__(
         self,
@@ -154,6 +157,8 @@ class StepTracer:
         self.count = 0
         self.steps: list[str] | None = [] if record else None
         self._pending: list[tuple[types.FrameType, Any, int]] = []
+        #: A target step that returned: ``(k, description, calling frame)``; fires at that frame's next event.
+        self._due: tuple[int, str, types.FrameType] | None = None
         self._previous: Any = None
         self._gc_was_enabled = False
 
@@ -168,8 +173,16 @@ class StepTracer:
         sys.setprofile(self._previous)
         if self._gc_was_enabled:
             gc.enable()
+        due, self._due = self._due, None
+        if due is not None and exc[0] is None and self.on_step is not None:  # no later event came: fire now
+            self.on_step(due[0], due[1])
 
     def _profile(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        due = self._due
+        if due is not None and (frame is due[2] or (event == "call" and frame.f_back is due[2])):
+            self._due = None
+            assert self.on_step is not None
+            self.on_step(due[0], due[1])
         user = self.scope
         if event == "c_call":
             if user(frame.f_code) and not _pure(arg):
@@ -203,7 +216,10 @@ class StepTracer:
         if self.steps is not None:
             self.steps.append(describe(entry))
         if k in self.targets and self.on_step is not None:
-            self.on_step(k, self.steps[-1] if self.steps is not None else describe(entry))
+            frame, cfunc, _ = entry
+            caller = frame if cfunc is not None else frame.f_back
+            assert caller is not None
+            self._due = (k, self.steps[-1] if self.steps is not None else describe(entry), caller)
 
 
 def describe(entry: tuple[types.FrameType, Any, int]) -> str:

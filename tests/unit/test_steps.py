@@ -136,6 +136,50 @@ def test_a_fault_lands_just_after_its_step(tmp_path: Path) -> None:
     assert sys.getprofile() is None
 
 
+WITH_CODE = """
+import contextlib
+
+
+def staged(path, log):
+    stack = contextlib.ExitStack()
+    stack.callback(log.append, "exited")
+    with stack:
+        log.append("entered")
+        try:
+            f = open(path, "w")
+        except Exception:
+            log.append("handled")
+        f.close()
+"""
+
+
+@pytest.mark.parametrize("target", [3, 4])
+def test_a_raise_after_a_step_surfaces_at_the_next_statement(tmp_path: Path, target: int) -> None:
+    """Step 3 is ``ExitStack.__enter__``: raising after it must still exit the ``with`` block (its callback
+    runs), as an exception in the next statement would; raising as if ``__enter__`` itself had failed skips
+    ``__exit__`` (it left a PostgreSQL COPY open and hung the connection: measured). Step 4 is ``open`` alone
+    in a ``try``: the exception comes after the call, outside the ``try``, so ``except`` does not see it."""
+    path = tmp_path / "with_user.py"
+    path.write_text(WITH_CODE)
+    spec = importlib.util.spec_from_file_location("with_user", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    steps = count_steps(mod.staged, str(tmp_path / "probe"), [])
+    assert steps[2].endswith("-> contextlib.ExitStack.__enter__") and steps[3].endswith("-> io.open"), steps
+
+    def fire(k: int, description: str) -> None:
+        raise InjectedFault(f"after step {k}")
+
+    log: list[str] = []
+    with pytest.raises(InjectedFault), StepTracer(Scope.of(mod.staged), {target}, fire):
+        mod.staged(str(tmp_path / "f"), log)
+    # the fault comes at the next call of the frame (step 3: log.append, in the block; step 4: f.close, after
+    # the try), so the with block is exited and the except clause does not see it
+    assert log == (["exited"] if target == 3 else ["entered", "exited"])
+    assert (tmp_path / "f").exists() == (target == 4), "step 4's effect (the file) happened before the fault"
+
+
 def test_scope_of_a_sink_in_the_harness_is_its_file_alone() -> None:
     from fault_injectors import sinks
 
