@@ -39,13 +39,14 @@ import json
 import os
 import pathlib
 import sys
+import traceback
 import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.crash import FaultSite, read_records
+from fault_injectors.crash import FaultSite, InjectedFault, read_records
 from fault_injectors.plan import STEP_POINT
 
 SCOPE_ENV = "HARNESS_STEP_SCOPE"
@@ -278,6 +279,14 @@ def run_with_steps(
             result = fn(*args)
         completed = True
         return result
+    except InjectedFault as exc:
+        # The fault's traceback keeps the user's frames, and what they held (an open cursor, a file), alive
+        # in a cycle until cyclic GC runs; a killed process would have released them. Clear the finished
+        # frames (their descriptions stay in the traceback) and collect, so a retry in this process does not
+        # find, e.g., an SQLite database still locked by the failed attempt's cursor (measured).
+        traceback.clear_frames(exc.__traceback__)
+        gc.collect()
+        raise
     finally:
         if census and tracer.steps is not None:
             _append_census(site, wrapper, batch, partition, attempt, tracer.steps, completed)

@@ -216,6 +216,57 @@ def test_run_with_steps_records_census_and_fires_with_description(tmp_path: Path
     run_with_steps(site, "foreach_batch", mod.sink, (str(tmp_path / "c.sqlite"), 2), batch=7)
 
 
+CURSOR_CODE = """
+import sqlite3
+
+
+def write(db):
+    conn = sqlite3.connect(db, isolation_level=None, timeout=0.2)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("CREATE TABLE IF NOT EXISTS t (i INTEGER)")
+        names = [r[1] for r in conn.execute("PRAGMA table_info(t)")]
+        conn.execute("INSERT INTO t VALUES (?)", (len(names),))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+"""
+
+
+def test_a_raised_fault_releases_what_the_failed_attempt_held(tmp_path: Path) -> None:
+    """A raise after ``execute(PRAGMA ...)`` leaves its cursor un-iterated. PySpark keeps a foreachBatch
+    function's last exception (``ForeachBatchFunction.error``), so the traceback's frames would keep that
+    cursor, and SQLite's lock, alive: the retry then failed with 'database is locked' (measured). The
+    wrapper clears the fault's frames, so a retry in the same process commits."""
+    (tmp_path / "code").mkdir()
+    path = tmp_path / "code" / "cursor_user.py"
+    path.write_text(CURSOR_CODE)
+    spec = importlib.util.spec_from_file_location("cursor_user", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    db = str(tmp_path / "db.sqlite")
+    steps = count_steps(mod.write, str(tmp_path / "probe.sqlite"))
+    k = next(i for i, d in enumerate(steps, 1) if "-> sqlite3.Connection.execute" in d and ":10 " in d)
+    site = _site(tmp_path, (FaultRule("s1", STEP_POINT, 0, action="raise", step=k, wrapper="foreach_batch"),))
+    held = []
+    try:
+        run_with_steps(site, "foreach_batch", mod.write, (db,), batch=0)
+    except InjectedFault as exc:
+        held.append(exc)  # as PySpark does
+    assert held, "the fault did not fire"
+    mod.write(db)  # the retry: 'database is locked' if the failed attempt's cursor were still alive
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM t").fetchone() == (1,)
+    conn.close()
+
+
 @pytest.mark.parametrize(
     ("rule", "fragment"),
     [
