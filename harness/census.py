@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,14 +149,16 @@ class CensusCache:
         self.runs = 0
         self.seconds = 0.0
 
+    @staticmethod
+    def _key(seed: int, rows: Sequence[Sequence[int]]) -> tuple[int, tuple[tuple[int, ...], ...]]:
+        return seed, tuple(tuple(r) for r in rows)
+
     def has(self, seed: int, rows: Sequence[Sequence[int]]) -> bool:
         """Whether the census of this data was taken already."""
-        return (seed, tuple(tuple(r) for r in rows)) in self._cache
+        return self._key(seed, rows) in self._cache
 
     def __call__(self, seed: int, rows: Sequence[Sequence[int]]) -> StepCalls:
-        import time
-
-        key = (seed, tuple(tuple(r) for r in rows))
+        key = self._key(seed, rows)
         if key not in self._cache:
             self.runs += 1
             t0 = time.monotonic()
