@@ -87,8 +87,7 @@ def take_census(
     temp dir removed once the census is read. ``pool`` lends a running driver (a campaign's); without it the
     run starts its own. Raises :class:`CensusError` when the run gives no verdict (the message says why and
     where the run directory is, which is then kept)."""
-    from harness.rundir import RunPaths
-    from harness.runner import Runner, run_spec
+    from harness.runner import run_spec
 
     root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-census-{scenario.rsplit(':', 1)[-1]}-"))
     spec = RunSpec(
@@ -99,8 +98,7 @@ def take_census(
         rows=tuple(tuple(r) for r in rows) if rows is not None else None,
         census=True,
     )
-    quiet = echo or (lambda m: None)
-    outcome = run_spec(spec, root, echo=quiet) if pool is None else Runner(spec, RunPaths(root), quiet, pool).execute()
+    outcome = run_spec(spec, root, echo=echo or (lambda m: None), pool=pool)
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()[0]
         raise CensusError(f"the census run of {scenario} gave no verdict: {why} (run directory {root})")

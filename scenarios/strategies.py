@@ -83,8 +83,8 @@ def chaos_specs(
                 continue
             used.add((batch, point))
             hard = draw(st.integers(0, 99)) >= threshold
+            action = "kill_process_group" if hard else "raise"
             if point == STEP_POINT:
-                action = "kill_process_group" if hard else "raise"
                 faults.append(
                     FaultRule(f"h{i + 1}", point, batch, partition, action=action, step=step, wrapper=wrapper)
                 )
@@ -95,7 +95,6 @@ def chaos_specs(
                 busy = [p for p in end if end[p] > start[p]]
                 partition = draw(st.sampled_from(busy))
                 after_rows = draw(st.integers(0, (end[partition] - start[partition]) * scenario.rows_per_offset))
-            action = "kill_process_group" if hard else "raise"
             faults.append(FaultRule(f"h{i + 1}", point, batch, partition, after_rows, action=action))
     chosen_nemesis: tuple[str, ...] = ()
     if nemesis and draw(st.booleans()):

@@ -41,23 +41,19 @@ def _step_rules(row: Row, seed: int, rounds: int, run_dir: Path, pool: Any) -> t
     descriptions. ``CensusError`` when the census gives no verdict."""
     import random
 
-    from fault_injectors.plan import STEP_POINT, FaultRule
-    from harness.census import take_census
+    from harness.census import step_rules, take_census
 
     assert row.scenario is not None
     census_dir = run_dir.parent / f"{run_dir.name}-census"
     census = take_census(row.scenario, seed, rounds=rounds, run_dir=census_dir, pool=pool)
     rng = random.Random(seed)
-    rules, tried = [], []
-    for i in range(row.steps):
-        batch = len(row.kill_points) + i
-        targets = census.targets(batch)
-        if not targets:
-            continue
-        wrapper, partition, k, description = rng.choice(targets)
-        rules.append(FaultRule(f"s{i + 1}", STEP_POINT, batch, partition, step=k, wrapper=wrapper))
-        where = "" if partition is None else f" partition {partition}"
-        tried.append(f"batch {batch} {wrapper}{where} step {k}: {description}")
+    batches = [b for b in range(len(row.kill_points), len(row.kill_points) + row.steps) if census.targets(b)]
+    chosen = [rng.choice(census.targets(b)) for b in batches]
+    rules = step_rules(lambda i: batches[i], chosen, "kill_process_group")
+    tried = [
+        f"batch {b} {w}{'' if p is None else f' partition {p}'} step {k}: {d}"
+        for b, (w, p, k, d) in zip(batches, chosen, strict=True)
+    ]
     return rules, tried
 
 
