@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from fault_injectors.crash import FaultSite, kill_driver_groups, never_fired, read_ledger
 from fault_injectors.hold import hold_for_sibling_fault
-from fault_injectors.plan import ALL_CRASH_POINTS, CRASH_POINTS, FaultPlan, FaultPlanError, FaultRule
+from fault_injectors.plan import (
+    ALL_CRASH_POINTS,
+    CRASH_POINTS,
+    STEP_POINT,
+    TIMED_POINT,
+    FaultPlan,
+    FaultPlanError,
+    FaultRule,
+)
 
 __all__ = [
     "ALL_CRASH_POINTS",
     "CRASH_POINTS",
+    "STEP_POINT",
+    "TIMED_POINT",
     "FaultPlan",
     "FaultPlanError",
     "FaultRule",

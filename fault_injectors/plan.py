@@ -54,6 +54,16 @@ STEP_POINTS: dict[str, str] = {
         "outside it: a database driver, os, file I/O, another library); exact and deterministic"
     ),
 }
+#: A timed kill: ``after_ms`` milliseconds after batch N's ``offsets/N`` is written, for what cannot be traced
+#: (a JVM-side sink, a Scala ``foreach`` writer, a MERGE Spark executes). Fired by the checkpoint watcher in the
+#: driver; not in :data:`ALL_CRASH_POINTS`, and not deterministic: a replay lands a few ms elsewhere.
+TIMED_POINT = "batch.time"
+TIMED_POINTS: dict[str, str] = {
+    TIMED_POINT: (
+        "SIGKILL T ms (after_ms) after offsets/N is written, i.e. T ms into batch N's execution; for JVM-side sinks "
+        "that cannot be traced. NOT deterministic: the ledger records where it landed, replays may differ"
+    ),
+}
 #: The wrapped sink functions whose steps are counted, each on its own (steps restart at 1 in each call).
 WRAPPERS: dict[str, str] = {
     "foreach_batch": "a foreachBatch function (driver)",
@@ -103,15 +113,21 @@ class FaultRule:
     times: int | None = 1
     step: int | None = None
     wrapper: str | None = None
+    after_ms: int | None = None
+
+    @property
+    def timed(self) -> bool:
+        """Whether this is a timed kill (:data:`TIMED_POINT`): where it lands is measured, not exact."""
+        return self.point == TIMED_POINT
 
     def __post_init__(self) -> None:
         if not self.id or not isinstance(self.id, str) or "/" in self.id:
             raise FaultPlanError("fault rule: field 'id' must be a non-empty string without '/'")
         where = f"fault rule {self.id!r}"
-        if self.point not in CRASH_POINTS and self.point not in STEP_POINTS:
+        if self.point not in CRASH_POINTS and self.point not in STEP_POINTS and self.point not in TIMED_POINTS:
             raise FaultPlanError(
                 f"{where}: field 'point' is {self.point!r}; known crash points: "
-                f"{', '.join([*CRASH_POINTS, *STEP_POINTS])}"
+                f"{', '.join([*CRASH_POINTS, *STEP_POINTS, *TIMED_POINTS])}"
             )
         if self.action not in ACTIONS:
             raise FaultPlanError(f"{where}: field 'action' is {self.action!r}; known: {', '.join(ACTIONS)}")
@@ -121,6 +137,20 @@ class FaultRule:
         _check_int(where, "step", self.step, optional=self.point != STEP_POINT, minimum=1)
         if self.point != STEP_POINT and (self.step is not None or self.wrapper is not None):
             raise FaultPlanError(f"{where}: fields 'step' and 'wrapper' belong to point {STEP_POINT!r} only")
+        _check_int(where, "after_ms", self.after_ms, optional=not self.timed)
+        if self.timed:
+            for name in ("partition", "after_rows", "attempt", "probability"):
+                if getattr(self, name) is not None:
+                    raise FaultPlanError(f"{where}: field {name!r} does not apply to a timed kill ({TIMED_POINT})")
+            if self.batch is None:
+                raise FaultPlanError(f"{where}: a timed kill ({TIMED_POINT}) needs field 'batch'")
+            if self.action != "kill_process_group" or self.times != 1:
+                raise FaultPlanError(
+                    f"{where}: a timed kill ({TIMED_POINT}) fires once with action 'kill_process_group' "
+                    "(the checkpoint watcher that fires it can only kill)"
+                )
+        elif self.after_ms is not None:
+            raise FaultPlanError(f"{where}: field 'after_ms' belongs to point {TIMED_POINT!r} only")
         if self.wrapper is not None and self.wrapper not in WRAPPERS:
             raise FaultPlanError(f"{where}: field 'wrapper' is {self.wrapper!r}; known: {', '.join(WRAPPERS)}")
         if self.probability is not None and (
@@ -136,6 +166,8 @@ class FaultRule:
             text = f"{verb[self.action]} after step {self.step} of batch {batch}"
             if self.wrapper is not None:
                 text += f" in {self.wrapper}"
+        elif self.timed:
+            return f"kill {self.after_ms} ms into batch {batch} (timed, not deterministic)"
         else:
             text = f"{verb[self.action]} at {self.point} of batch {batch}"
         for name, label in (("partition", "partition"), ("attempt", "attempt"), ("after_rows", "after rows")):
@@ -147,6 +179,18 @@ class FaultRule:
         if self.times != 1:
             text += ", every time" if self.times is None else f", up to {self.times} times"
         return text
+
+    def why_unfired(self) -> str:
+        """What may have kept this rule from firing in a run, and what to do (``""`` when nothing specific)."""
+        if self.timed:
+            return (
+                f": no query was running {self.after_ms} ms after offsets/{self.batch} was written (its run caught "
+                f"up and stopped sooner, or batch {self.batch} re-ran from an existing offsets/{self.batch} after a "
+                "restart); plan a smaller MS"
+            )
+        if self.point == STEP_POINT:
+            return f": batch {self.batch} took fewer than {self.step} steps here (see `python -m harness census`)"
+        return ""
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> FaultRule:

@@ -10,15 +10,27 @@ carried out from here (raising in a watcher thread would affect nothing).
 Precision: within one poll interval (~5 ms) of the file's rename into place,
 which for ``sink.commit.after`` on the file sink can lose the race with
 Spark writing ``commits/N``; the ledger records whether it did.
+
+Timed kills (``batch.time``, ``after_ms``) are fired from here too: the
+watcher notes when ``offsets/N`` was written (its modification time) and
+kills ``after_ms`` later, within one poll interval. The
+ledger records where the kill landed: ``measured_ms`` after the file's
+modification time, and the newest ``offsets``/``commits`` ids at that moment.
+The listener cannot time a batch's start (it reports a batch when it ends, and
+a killed batch never ends), so the start is the write of ``offsets/N``, the
+first durable trace of batch N; a batch that Spark re-runs from an existing
+``offsets/N`` after a restart does not start the clock again.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 from fault_injectors.crash import FaultSite
+from fault_injectors.plan import TIMED_POINT
 from harness.inspector.checkpoint import batch_ids
 
 WATCHED_POINTS = ("after_offsets_logged", "after_commit_logged", "sink.commit.after")
@@ -43,11 +55,21 @@ class CheckpointWatcher(threading.Thread):
         if sink_output is not None:
             self.dirs["sink.commit.after"] = Path(sink_output) / "_spark_metadata"
         self.initial = {point: set(batch_ids(d)) for point, d in self.dirs.items()}
+        #: Batch id -> modification time (ns since the epoch) of an ``offsets/N`` that appeared while watching.
+        self.started: dict[int, int] = {}
         self._halt = threading.Event()
 
     def needed(self) -> bool:
         """Whether any armed rule is one this watcher can fire."""
-        return any(self._rules(point) for point in self.dirs)
+        return any(self._rules(point) for point in self.dirs) or bool(self._timed())
+
+    def _timed(self) -> dict[int, int]:
+        """Armed timed kills: batch id -> ``after_ms``."""
+        return {
+            r.batch: r.after_ms
+            for r in self.site.armed_at(TIMED_POINT)
+            if r.batch is not None and r.after_ms is not None
+        }
 
     def _rules(self, point: str) -> list[int]:
         return [r.batch for r in self.site.armed_at(point) if r.batch is not None and r.action == "kill_process_group"]
@@ -62,6 +84,42 @@ class CheckpointWatcher(threading.Thread):
                 for batch in wanted:
                     if batch in appeared:
                         self.site.maybe_fire(point, batch, via="checkpoint-watcher")
+            self._tick_timed()
+
+    def _tick_timed(self) -> None:
+        timed = self._timed()
+        if not timed:
+            return
+        offsets = self.dirs["after_offsets_logged"]
+        for batch in set(batch_ids(offsets)) - self.initial["after_offsets_logged"] - set(self.started):
+            try:
+                self.started[batch] = (offsets / str(batch)).stat().st_mtime_ns
+            except FileNotFoundError:  # renamed away between listing and stat: seen again next poll
+                continue
+        now = time.time_ns()
+        for batch, after_ms in timed.items():
+            if batch not in self.started or now - self.started[batch] < after_ms * 1_000_000:
+                continue
+            self.site.maybe_fire(TIMED_POINT, batch, via="timer", **self._landing(batch, after_ms))
+
+    def _landing(self, batch: int, after_ms: int) -> dict[str, object]:
+        """Where a timed kill of ``batch`` lands, for the ledger."""
+        measured = (time.time_ns() - self.started[batch]) / 1e6
+        latest_offsets = max(batch_ids(self.dirs["after_offsets_logged"]), default=None)
+        latest_commit = max(batch_ids(self.dirs["after_commit_logged"]), default=None)
+        if latest_commit is None or latest_commit < batch:
+            where = f"batch {batch} not committed yet"
+        elif latest_offsets is not None and latest_offsets > latest_commit:
+            where = f"batch {batch} had committed; batch {latest_offsets} was running"
+        else:
+            where = f"batch {batch} had committed; no batch was running"
+        return {
+            "planned_ms": after_ms,
+            "measured_ms": round(measured, 1),
+            "latest_offsets": latest_offsets,
+            "latest_commit": latest_commit,
+            "description": f"landed {measured:.0f} ms after offsets/{batch} was written ({where})",
+        }
 
     def stop(self) -> None:
         self._halt.set()

@@ -5,7 +5,10 @@ nemesis, master, confs), the schedule as printed, the fault plan, versions
 (harness, PySpark, Python, Java), the verdict with its anomaly list and the
 inspector summary; the run directory's history, ledger, driver logs and
 checkpoint are copied beside it. ``python -m harness replay BUNDLE`` reruns
-the spec from scratch and compares verdict and anomalies.
+the spec from scratch and compares verdict and anomalies. A bundle with a
+timed kill says ``"deterministic": false`` and where each timed kill landed
+(``timed_kills``: planned and measured ms after ``offsets/N``); its replays
+land a few ms elsewhere, so ``replay --times N`` reports a reproduction rate.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.plan import TIMED_POINT
 from harness.outcome import RunOutcome
 from harness.spec import RunSpec
 
@@ -73,6 +77,12 @@ def write_bundle(outcome: RunOutcome, dest: Path, report: dict[str, Any]) -> Pat
         "anomaly_counts": report["anomaly_counts"],
         "anomalies": report["anomalies"],
         "kills_fired": report["kills_fired"],
+        "deterministic": outcome.spec.deterministic,
+        "timed_kills": [
+            {"id": k["id"], "batch": k["batch"], **{n: k["context"].get(n) for n in ("planned_ms", "measured_ms")}}
+            for k in report["kills_fired"]
+            if k["point"] == TIMED_POINT
+        ],
         "inspector": report.get("inspector"),
         "replay": f".venv/bin/python -m harness replay {dest}",
     }

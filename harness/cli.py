@@ -16,7 +16,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fault_injectors.nemesis import NEMESES
-from fault_injectors.plan import ACTIONS, CRASH_POINTS, STEP_POINT, STEP_POINTS, FaultPlan, FaultPlanError, FaultRule
+from fault_injectors.plan import (
+    ACTIONS,
+    CRASH_POINTS,
+    STEP_POINT,
+    STEP_POINTS,
+    TIMED_POINT,
+    TIMED_POINTS,
+    FaultPlan,
+    FaultPlanError,
+    FaultRule,
+)
 from harness.connect import add_remote_argument
 
 #: Extra subcommands: name -> (add_arguments, handler). Other modules register here.
@@ -24,38 +34,13 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
 
 
 def parse_kill(text: str) -> FaultRule:
-    """``POINT:BATCH[:PARTITION[:AFTER_ROWS]]`` or ``sink.step:BATCH:STEP[:WRAPPER[:PARTITION]]``, with an
-    optional ``@ACTION`` suffix (default: a SIGKILL of the driver's process groups) -> a rule (id assigned later)."""
-    body, _, action = text.partition("@")
-    parts = body.split(":")
-    how = {"action": action} if action else {}
-    if parts[0] == STEP_POINT:
-        usage = f"{STEP_POINT}:BATCH:STEP[:WRAPPER[:PARTITION]]"
-        if not 3 <= len(parts) <= 5:
-            raise argparse.ArgumentTypeError(f"--kill {text!r}: expected {usage}")
-        wrapper = parts[3] if len(parts) > 3 and parts[3] else None
-        try:
-            batch, step = int(parts[1]), int(parts[2])
-            partition = int(parts[4]) if len(parts) > 4 and parts[4] else None
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"--kill {text!r}: BATCH, STEP and PARTITION must be integers") from None
-        try:
-            return FaultRule("x", STEP_POINT, batch, partition, step=step, wrapper=wrapper, **how)
-        except FaultPlanError as exc:
-            raise argparse.ArgumentTypeError(f"--kill {text!r}: {exc}") from None
-    if len(parts) < 2 or len(parts) > 4:
-        raise argparse.ArgumentTypeError(f"--kill {text!r}: expected POINT:BATCH[:PARTITION[:AFTER_ROWS]]")
+    """:func:`harness.spec.parse_kill_argument` for argparse (its ``ValueError`` as an ``ArgumentTypeError``)."""
+    from harness.spec import parse_kill_argument
+
     try:
-        nums = [int(p) if p != "" else None for p in parts[1:]]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--kill {text!r}: BATCH, PARTITION and AFTER_ROWS must be integers") from None
-    batch, partition, after = [*nums, None, None][:3]
-    if batch is None:
-        raise argparse.ArgumentTypeError(f"--kill {text!r}: BATCH is required")
-    try:
-        return FaultRule("x", parts[0], batch, partition, after, **how)
-    except FaultPlanError as exc:
-        raise argparse.ArgumentTypeError(f"--kill {text!r}: {exc}") from None
+        return parse_kill_argument(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_run(p: argparse.ArgumentParser) -> None:
@@ -73,7 +58,9 @@ def _add_run(p: argparse.ArgumentParser) -> None:
         metavar="POINT:BATCH[:PART[:ROWS]]",
         help=(
             f"an explicit kill; repeatable. {STEP_POINT}:BATCH:STEP[:WRAPPER[:PART]] kills just after step STEP of "
-            "the sink's own code (see `python -m harness census`); a suffix @raise or @exit changes the action"
+            "the sink's own code (see `python -m harness census`); "
+            f"{TIMED_POINT}:BATCH:MS kills MS ms after offsets/BATCH is written (timed, not deterministic); "
+            "a suffix @raise or @exit changes the action"
         ),
     )
     p.add_argument(
@@ -180,6 +167,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"  {name:<28} {doc}")
     print(f"steps of the sink's own code (--kill {STEP_POINT}:BATCH:STEP[:WRAPPER[:PART]]; see `census`):")
     for name, doc in STEP_POINTS.items():
+        print(f"  {name:<28} {doc}")
+    print(f"timed kills (--kill {TIMED_POINT}:BATCH:MS):")
+    for name, doc in TIMED_POINTS.items():
         print(f"  {name:<28} {doc}")
     print("checkpoint nemesis actions (--nemesis):")
     for name, fn in NEMESES.items():

@@ -21,7 +21,8 @@ class Profile:
     query restarts inside the same driver, ~1-2 s). ``shrink_budget_s`` bounds
     the time spent shrinking a failure (each candidate is a full run).
     ``derandomize``: the campaign depends on its seed alone (no example
-    database is replayed first), as CI needs."""
+    database is replayed first), as CI needs. ``timed_kills``: also draw timed kills (``batch.time``), which
+    are not deterministic (a replay lands a few ms elsewhere), so only long unattended campaigns draw them."""
 
     name: str
     examples: int
@@ -30,6 +31,7 @@ class Profile:
     hard_kill_ratio: float
     derandomize: bool
     shrink_budget_s: float
+    timed_kills: bool = False
 
     def with_examples(self, examples: int | None) -> Profile:
         return self if examples is None else replace(self, examples=examples)
@@ -52,6 +54,7 @@ PROFILES: dict[str, Profile] = {
             hard_kill_ratio=0.3,
             derandomize=False,
             shrink_budget_s=1800,
+            timed_kills=True,
         ),
     )
 }

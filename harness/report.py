@@ -63,6 +63,11 @@ def render_text(outcome: RunOutcome) -> str:
     if outcome.kills_fired:
         lines.append("faults fired:")
         lines += [f"  #{k['history_index']} {k['description']}" for k in outcome.kills_fired]
+    if not outcome.spec.deterministic:
+        lines.append(
+            "  timed kill(s): NOT deterministic. A replay kills a few ms elsewhere and may not reproduce this run; "
+            "`replay BUNDLE --times N` reports how often it does"
+        )
     if outcome.error and outcome.error.count("\n"):
         lines += ["  " + line for line in outcome.error.splitlines()[1:]]
     result = outcome.result
@@ -95,6 +100,7 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "schedule": outcome.schedule_lines,
         "kills_planned": outcome.kills_planned,
         "kills_fired": outcome.kills_fired,
+        "deterministic": outcome.spec.deterministic,
         "batches": outcome.batches,
         "anomaly_counts": result.counts() if result else {},
         "anomalies": [asdict(a) for a in result.anomalies] if result else [],

@@ -116,7 +116,7 @@ class Runner:
             outcome.unfired = missing
             if missing:
                 outcome.error = "planned fault(s) never fired, so the run proves nothing about them:\n" + "\n".join(
-                    f"fault {r.id} planned ({r.describe()}) never fired" for r in missing
+                    f"fault {r.id} planned ({r.describe()}) never fired{r.why_unfired()}" for r in missing
                 )
         except HarnessError as exc:
             outcome.error = str(exc)

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import STEP_POINT, FaultRule
+from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultPlanError, FaultRule
 from harness.connect import inner_master
 from harness.session import DEFAULT_MASTER
 
@@ -53,6 +53,12 @@ class RunSpec:
                     f"fault rule {rule.id!r}: action kill_executor needs executors separate from the driver; "
                     f"master {self.master!r} runs tasks inside the driver JVM (use --master 'local-cluster[2,1,1024]')"
                 )
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether a replay of this spec must reproduce its run: false when a timed kill is planned
+        (``batch.time``: it lands where the clock says, a few ms elsewhere on every run)."""
+        return not any(r.timed for r in self.extra_faults)
 
     @property
     def effective_rounds(self) -> int:
@@ -101,9 +107,12 @@ class RunSpec:
 
 def kill_argument(rule: FaultRule) -> str:
     """``rule`` as the argument of ``--kill`` (``POINT:BATCH[:PARTITION[:AFTER_ROWS]]``, or
-    ``sink.step:BATCH:STEP[:WRAPPER[:PARTITION]]``); an action other than a kill as a ``@ACTION`` suffix."""
+    ``sink.step:BATCH:STEP[:WRAPPER[:PARTITION]]``, or ``batch.time:BATCH:MS``); an action other than a kill as
+    a ``@ACTION`` suffix."""
     batch = "" if rule.batch is None else rule.batch
-    if rule.point == STEP_POINT:
+    if rule.timed:
+        text = f"{rule.point}:{batch}:{rule.after_ms}"
+    elif rule.point == STEP_POINT:
         text = f"{rule.point}:{batch}:{rule.step}"
         if rule.wrapper is not None or rule.partition is not None:
             text += f":{rule.wrapper or ''}"
@@ -116,3 +125,50 @@ def kill_argument(rule: FaultRule) -> str:
         if rule.after_rows is not None:
             text += f":{rule.after_rows}"
     return text if rule.action == "kill_process_group" else f"{text}@{rule.action}"
+
+
+def parse_kill_argument(text: str) -> FaultRule:
+    """``POINT:BATCH[:PARTITION[:AFTER_ROWS]]``, ``sink.step:BATCH:STEP[:WRAPPER[:PARTITION]]`` or
+    ``batch.time:BATCH:MS``, with an optional ``@ACTION`` suffix (default: a SIGKILL of the driver's process
+    groups) -> a rule (id assigned later). ``ValueError`` names the argument and what is wrong."""
+    body, _, action = text.partition("@")
+    parts = body.split(":")
+    how = {"action": action} if action else {}
+    if parts[0] == TIMED_POINT:
+        if len(parts) != 3:
+            raise ValueError(f"--kill {text!r}: expected {TIMED_POINT}:BATCH:MS")
+        try:
+            batch, after_ms = int(parts[1]), int(parts[2])
+        except ValueError:
+            raise ValueError(f"--kill {text!r}: BATCH and MS must be integers") from None
+        try:
+            return FaultRule("x", TIMED_POINT, batch, after_ms=after_ms, **how)
+        except FaultPlanError as exc:  # a ValueError with the rule's own words
+            raise ValueError(f"--kill {text!r}: {exc}") from None
+    if parts[0] == STEP_POINT:
+        usage = f"{STEP_POINT}:BATCH:STEP[:WRAPPER[:PARTITION]]"
+        if not 3 <= len(parts) <= 5:
+            raise ValueError(f"--kill {text!r}: expected {usage}")
+        wrapper = parts[3] if len(parts) > 3 and parts[3] else None
+        try:
+            batch, step = int(parts[1]), int(parts[2])
+            partition = int(parts[4]) if len(parts) > 4 and parts[4] else None
+        except ValueError:
+            raise ValueError(f"--kill {text!r}: BATCH, STEP and PARTITION must be integers") from None
+        try:
+            return FaultRule("x", STEP_POINT, batch, partition, step=step, wrapper=wrapper, **how)
+        except FaultPlanError as exc:  # a ValueError with the rule's own words
+            raise ValueError(f"--kill {text!r}: {exc}") from None
+    if len(parts) < 2 or len(parts) > 4:
+        raise ValueError(f"--kill {text!r}: expected POINT:BATCH[:PARTITION[:AFTER_ROWS]]")
+    try:
+        nums = [int(p) if p != "" else None for p in parts[1:]]
+    except ValueError:
+        raise ValueError(f"--kill {text!r}: BATCH, PARTITION and AFTER_ROWS must be integers") from None
+    batch, partition, after = [*nums, None, None][:3]
+    if batch is None:
+        raise ValueError(f"--kill {text!r}: BATCH is required")
+    try:
+        return FaultRule("x", parts[0], batch, partition, after, **how)
+    except FaultPlanError as exc:
+        raise ValueError(f"--kill {text!r}: {exc}") from None

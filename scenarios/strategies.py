@@ -17,13 +17,17 @@ from collections.abc import Callable, Mapping, Sequence
 
 from hypothesis import strategies as st
 
-from fault_injectors.plan import STEP_POINT, FaultRule
+from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultRule
 from harness.spec import RunSpec
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
 
 #: Percent of the faults in a batch with traced sink calls that are ``sink.step`` faults.
 STEP_SHARE = 50
+#: Percent of the other faults that are timed kills, when a campaign draws them (``timed=True``).
+TIMED_SHARE = 25
+#: A timed kill lands 0..TIMED_MAX_MS ms after ``offsets/N`` is written.
+TIMED_MAX_MS = 1500
 #: ``(seed, rows per round) -> {batch id: [(wrapper, partition, step count), ...]}``: a census of that data.
 StepCensus = Callable[[int, Sequence[Sequence[int]]], Mapping[int, Sequence[tuple[str, int | None, int]]]]
 
@@ -41,6 +45,7 @@ def chaos_specs(
     seeds: st.SearchStrategy[int] | None = None,
     ref: str | None = None,
     steps: StepCensus | None = None,
+    timed: bool = False,
 ) -> RunSpec:
     """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
     1..``max_faults`` faults (every example exercises a fault) at distinct (batch, point) pairs, each a hard kill
@@ -52,7 +57,12 @@ def chaos_specs(
     ``(wrapper, partition, step count)`` (:class:`harness.census.CensusCache`). With it, a fault in a batch
     that has steps is a ``sink.step`` fault with probability :data:`STEP_SHARE`: a call of the batch, then
     ``k`` in ``1..count``, so it shrinks towards the first step. A batch gets at most one step fault: a
-    replayed batch may take fewer steps (a sink that finds its batch id recorded returns early)."""
+    replayed batch may take fewer steps (a sink that finds its batch id recorded returns early).
+
+    ``timed``: a fault that is not a step fault is a timed kill (``batch.time``, 0..:data:`TIMED_MAX_MS` ms after
+    ``offsets/N``) with probability :data:`TIMED_SHARE`, at most one per batch. Shrinking moves it towards a
+    named crash point (deterministic) and towards 0 ms. Without ``timed`` the draws are the same as before
+    timed kills existed, so a seed keeps its schedules."""
     seed = draw(seeds if seeds is not None else st.integers(0, 2**16))
     lo, hi = scenario.rows_per_round
     rounds = draw(st.integers(1, max_rounds))
@@ -77,12 +87,19 @@ def chaos_specs(
                 point = STEP_POINT
                 wrapper, partition, count = draw(st.sampled_from(calls))
                 step = draw(st.integers(1, count))
+            elif timed and (batch, TIMED_POINT) not in used and draw(st.integers(0, 99)) >= 100 - TIMED_SHARE:
+                point = TIMED_POINT
             else:
                 point = draw(st.sampled_from(scenario.kill_points))
             if (batch, point) in used:
                 continue
             used.add((batch, point))
-            hard = draw(st.integers(0, 99)) >= threshold
+            hard = draw(st.integers(0, 99)) >= threshold  # drawn for a timed kill too (always hard): see below
+            if point == TIMED_POINT:
+                # As many draws as a named point's (share, point, hard), so that Hypothesis, which prefers
+                # shorter choice sequences, shrinks a timed kill to a named, deterministic crash point.
+                faults.append(FaultRule(f"h{i + 1}", point, batch, after_ms=draw(st.integers(0, TIMED_MAX_MS))))
+                continue
             action = "kill_process_group" if hard else "raise"
             if point == STEP_POINT:
                 faults.append(
