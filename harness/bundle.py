@@ -3,7 +3,8 @@
 ``bundle.json`` holds the spec (seed, data per round, every fault rule,
 nemesis, master, confs), the schedule as printed, the fault plan, versions
 (harness, PySpark, Python, Java), the verdict with its anomaly list and the
-inspector summary; the run directory's history, ledger, driver logs and
+inspector summary; ``row_diff.txt`` shows the anomalous keys' rows (chispa's table, plain text); the
+run directory's history, ledger, driver logs and
 checkpoint are copied beside it. ``python -m harness replay BUNDLE`` reruns
 the spec from scratch and compares verdict and anomalies. A bundle with a
 timed kill says ``"deterministic": false`` and where each timed kill landed
@@ -24,6 +25,7 @@ from typing import Any
 
 from fault_injectors.plan import TIMED_POINT
 from harness.outcome import RunOutcome
+from harness.rowdiff import DIFF_FILE, row_diff
 from harness.spec import RunSpec
 
 BUNDLE_FILE = "bundle.json"
@@ -87,6 +89,9 @@ def write_bundle(outcome: RunOutcome, dest: Path, report: dict[str, Any]) -> Pat
         "replay": f".venv/bin/python -m harness replay {dest}",
     }
     (dest / BUNDLE_FILE).write_text(json.dumps(doc, indent=2, default=str))
+    diff = row_diff(report["anomalies"])
+    if diff:
+        (dest / DIFF_FILE).write_text(diff + "\n")
     return dest
 
 

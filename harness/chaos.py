@@ -31,6 +31,7 @@ from harness.outcome import RunOutcome
 from harness.pool import DriverPool
 from harness.profiles import Profile
 from harness.report import summary_line, to_json
+from harness.rowdiff import row_diff
 from harness.rundir import RunPaths
 from harness.runner import Runner
 from harness.spec import RunSpec
@@ -251,8 +252,9 @@ def replay_bundle_campaign(bundle: Path, profile: Profile, work_dir: Path) -> Ca
     return result
 
 
-def render_campaign(result: CampaignResult) -> str:
-    """The final table: a summary line, counts, fault points exercised, and the replay command."""
+def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
+    """The final table: a summary line, counts, fault points exercised, the minimal failure's rows side by
+    side (chispa; ``color`` for a terminal), and the replay command."""
     n = len(result.examples)
     verdicts = Counter(r.verdict for r in result.examples)
     points = Counter(_point_of(f) for r in result.examples for f in r.faults_fired if _point_of(f))
@@ -281,6 +283,9 @@ def render_campaign(result: CampaignResult) -> str:
     ]
     if result.failure:
         lines += [f"  minimal schedule  {describe_spec(result.failure.spec)}", f"  {result.failure.summary}"]
+        diff = row_diff((result.failure_report or {}).get("anomalies", []), color=color)
+        if diff:
+            lines.append(diff)
     if result.bundle:
         lines.append(f"replay: .venv/bin/python -m harness replay {result.bundle}")
     else:

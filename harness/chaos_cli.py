@@ -13,6 +13,7 @@ from pathlib import Path
 from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import TIMED_POINT
 from harness.connect import add_remote_argument
+from harness.rowdiff import add_color_argument, row_diff, use_color
 
 DATABASE_DIR = Path(".hypothesis") / "harness"
 
@@ -33,6 +34,7 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
         help="split the examples over this many processes, each with its own JVMs (pays only with spare cores)",
     )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the campaign result as JSON")
+    add_color_argument(p)
 
 
 def cmd_chaos(args: argparse.Namespace) -> int:
@@ -80,7 +82,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         result = run_parallel_campaign(args.scenario, workers=args.workers, **common)  # type: ignore[arg-type]
     else:
         result = run_campaign(args.scenario, database_dir=DATABASE_DIR, **common)  # type: ignore[arg-type]
-    print(render_campaign(result))
+    print(render_campaign(result, color=use_color(sys.stdout, args.no_color)))
     if args.json:
         doc = {
             "scenario": result.scenario,
@@ -106,6 +108,7 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundle", type=Path, help="a bundle directory (or its bundle.json)")
     p.add_argument("--times", type=int, default=1, help="replay this many times (default 1)")
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the last replay's result as JSON")
+    add_color_argument(p)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -152,7 +155,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
             print(f"replay {i}/{args.times}: {'reproduced' if same else 'DIFFERENT'}: {summary_line(outcome)}{landed}")
             if not same:
-                print(render_text(outcome))
+                print(render_text(outcome, color=use_color(sys.stdout, args.no_color)))
+            elif i == args.times and (diff := row_diff(doc["anomalies"], color=use_color(sys.stdout, args.no_color))):
+                print(diff)
             code = outcome.exit_code if same else (0 if outcome.verdict == "exactly-once" else 2)
             if args.json:
                 args.json.write_text(json.dumps(doc, indent=2, default=str))

@@ -28,6 +28,7 @@ from fault_injectors.plan import (
     FaultRule,
 )
 from harness.connect import add_remote_argument
+from harness.rowdiff import add_color_argument, use_color
 
 #: Extra subcommands: name -> (add_arguments, handler). Other modules register here.
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
@@ -78,6 +79,7 @@ def _add_run(p: argparse.ArgumentParser) -> None:
         help="damage the checkpoint after the last round (no query running); repeatable",
     )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
+    add_color_argument(p)
     p.add_argument(
         "--run-dir",
         type=Path,
@@ -149,7 +151,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         outcome = run_spec(spec, args.run_dir, standby=args.standby)
     except HarnessError as exc:
         return _fail(str(exc))
-    print(render_text(outcome))
+    print(render_text(outcome, color=use_color(sys.stdout, args.no_color)))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(to_json(outcome), indent=2, default=str))

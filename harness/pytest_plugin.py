@@ -136,12 +136,32 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
         if result.bundle:
             result.bundle = _save_failure(record, request.node.nodeid, result.bundle)
         request.node.stash[RESULT_KEY] = result
+        _record_properties(request, result, profile.name)
         return result
 
     return run
 
 
 RESULT_KEY = pytest.StashKey["CampaignResult"]()
+
+
+def _record_properties(request: pytest.FixtureRequest, result: CampaignResult, profile: str) -> None:
+    """The campaign's seed, profile, scenario, bundle and replay command as the test's JUnit properties
+    (``record_property``), so ``pytest --junitxml`` shows a CI dashboard how to rerun a failure."""
+    if result.bundle:
+        replay = f".venv/bin/python -m harness replay {result.bundle}"
+    else:
+        replay = f"pytest '{request.node.nodeid}' --harness-seed {result.seed} --harness-profile {profile}"
+    props = {
+        "seed": result.seed,
+        "profile": profile,
+        "scenario": result.scenario,
+        "verdict": result.verdict,
+        "bundle": str(result.bundle or ""),
+        "replay": replay,
+    }
+    kept = [(k, v) for k, v in request.node.user_properties if k not in props]  # a later campaign's wins
+    request.node.user_properties[:] = [*kept, *props.items()]
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -12,6 +12,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from harness.checker import KINDS, Anomaly
+from harness.rowdiff import row_diff
 
 if TYPE_CHECKING:
     from harness.outcome import RunOutcome
@@ -58,7 +59,9 @@ def summary_line(outcome: RunOutcome) -> str:
     return f"exactly-once violated: {parts} {ctx}"
 
 
-def render_text(outcome: RunOutcome) -> str:
+def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
+    """The run's report: summary, faults, anomalies per kind, the rows of the anomalous keys side by side
+    (chispa; ``color`` for a terminal), the checkpoint summary and the replay command."""
     lines = [summary_line(outcome)]
     if outcome.kills_fired:
         lines.append("faults fired:")
@@ -80,6 +83,9 @@ def render_text(outcome: RunOutcome) -> str:
             lines += [_anomaly_line(a) for a in of_kind[:MAX_PER_KIND]]
             if len(of_kind) > MAX_PER_KIND:
                 lines.append(f"  ... and {len(of_kind) - MAX_PER_KIND} more")
+    diff = row_diff([asdict(a) for a in result.anomalies], color=color) if result is not None else None
+    if diff:
+        lines.append(diff)
     if outcome.inspector_summary:
         lines.append("checkpoint (python -m harness inspect):")
         lines += ["  " + line for line in outcome.inspector_summary.splitlines()]

@@ -52,6 +52,8 @@ def report_check(result: CheckResult) -> None:
         lines = [f"{result.id} {result.status}: {result.summary}", *(f"  - {d}" for d in result.details)]
         if result.fix:
             lines.append(f"  fix: {result.fix}")
+        if result.rows:
+            lines.append(result.rows)
         pytest.fail("\n".join(lines), pytrace=False)
 
 

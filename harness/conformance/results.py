@@ -30,7 +30,8 @@ class CheckResult:
     ``summary`` is one line; ``details`` are the evidence (capped when
     rendered); ``fix`` says what the connector author should change.
     ``observed`` names anomaly kinds the check saw (``duplicate``, ``lost``,
-    ``uncommitted-visible``, ...) so a guarantee can be derived from them."""
+    ``uncommitted-visible``, ...) so a guarantee can be derived from them.
+    ``rows``: the disagreeing rows, the oracle's beside the sink's (:func:`harness.rowdiff.row_diff`), or ``""``."""
 
     id: str
     status: Status
@@ -39,6 +40,7 @@ class CheckResult:
     fix: str = ""
     observed: tuple[str, ...] = ()
     duration_s: float = 0.0
+    rows: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -143,6 +145,7 @@ class ConformanceReport:
                 lines.append(f"         {' ' * width}  ... and {len(c.details) - MAX_DETAILS} more")
             if c.fix:
                 lines.append(f"         {' ' * width}  fix: {c.fix}")
+            lines += [f"         {line}" for line in c.rows.splitlines()]
         if self.guarantee:
             g = self.guarantee
             lines.append(f"guarantee: declared {g.get('declared')}, measured {g.get('measured')}")

@@ -50,6 +50,14 @@ def plan_rules(config: dict[str, Any], points: Sequence[str], mode: str, seed: i
     return rules, rounds
 
 
+def outcome_rows(outcome: Any) -> str:
+    """The run's disagreeing rows side by side (chispa, plain text), or ``""``."""
+    from harness.rowdiff import row_diff
+
+    anomalies = [dataclasses.asdict(a) for a in outcome.result.anomalies] if outcome.result else []
+    return row_diff(anomalies) or ""
+
+
 def per_point(outcome: Any) -> tuple[list[str], Counter[str]]:
     """Evidence lines per fired fault and the anomaly kinds (rows) attributed to it."""
     lines, kinds = [], Counter()
@@ -115,5 +123,10 @@ def run_crash_points(
         f"faults at crash points changed what readers see ({', '.join(f'{n} {k}' for k, n in kinds.items())} rows)",
         "make the replay of a batch (same id, same rows) a no-op, and publish atomically in commit()",
     )
-    result = dataclasses.replace(result, details=(*lines, f"run directory: {run_dir}"), observed=tuple(sorted(kinds)))
+    result = dataclasses.replace(
+        result,
+        details=(*lines, f"run directory: {run_dir}"),
+        observed=tuple(sorted(kinds)),
+        rows=outcome_rows(outcome),
+    )
     return result, summary

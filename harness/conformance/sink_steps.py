@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.conformance.results import CheckResult
-from harness.conformance.sink_campaign import MODES, per_point
+from harness.conformance.sink_campaign import MODES, outcome_rows, per_point
 from harness.conformance.sink_checks import SinkProbe, judge
 from harness.conformance.sink_scenario import build, exported
 
@@ -125,7 +125,9 @@ def run_crash_anywhere(
         "every write idempotent on the rows' identity, so that a replay after any step changes nothing",
     )
     details = (*culprits, *[line for line in lines if line not in culprits], f"run directory: {run_dir}")
-    return dataclasses.replace(result, details=details, observed=tuple(sorted(kinds))), summary
+    return dataclasses.replace(
+        result, details=details, observed=tuple(sorted(kinds)), rows=outcome_rows(outcome)
+    ), summary
 
 
 def _drift(fired: Sequence[dict[str, Any]], chosen: Sequence[tuple[str, int | None, int, str]]) -> list[str]:

@@ -15,6 +15,7 @@ re-planned), one kill per round. Expected rows are the source's own rows of
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from harness.conformance.loading import Ref, add_import_root
 from harness.conformance.reader import SourceUnderTest
 from harness.conformance.results import CheckResult
 from harness.conformance.stream_runs import StreamOutcome, run_stream
+from harness.rowdiff import row_diff
 
 KILL_POINTS = ("after_offsets_logged", "after_commit_logged", "sink.commit.after")
 CHECK_ID = "end-to-end"
@@ -117,4 +119,5 @@ def run_end_to_end(
         (*describe_anomalies(outcome), f"run directory kept: {outcome.run_dir}"),
         fix="the source does not replay: fix the failing Spark-free checks first (offsets, determinism, ranges)",
         observed=tuple(sorted(result.counts())),
+        rows=row_diff([dataclasses.asdict(a) for a in result.anomalies]) or "",
     )
