@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from harness.rowdiff import HEADER, MAX_KEYS
 from harness.schedule import build_schedule
 from harness.spec import RunSpec
 from scenarios import get_scenario
@@ -86,6 +87,11 @@ def test_naive_foreach_batch_is_caught_with_named_duplicates(tmp_path: Path) -> 
     # The checkpoint itself is consistent: the duplicates are the sink's doing.
     assert doc["inspector"].startswith("checkpoint OK"), doc["inspector"]
     assert "checkpoint (python -m harness inspect):" in out
+    # chispa's row diff names every duplicated row on the sink's side; plain text off a terminal.
+    diff = out[out.index(HEADER) : out.index("checkpoint (python -m harness inspect):")]
+    for partition, offset in sorted((a["partition"], a["offset"]) for a in dupes)[:MAX_KEYS]:
+        assert f"Row(partition={partition}, offset={offset}, seq=" in diff, diff
+    assert "\x1b[" not in out
 
 
 def test_same_seed_same_anomalies() -> None:

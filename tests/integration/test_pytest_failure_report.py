@@ -1,0 +1,69 @@
+"""A failing ``chaos_run`` test, as a CI system sees it: the pytest failure section shows the rows the sink got
+wrong beside the oracle's (chispa), and ``--junitxml`` carries the seed and the replay command.
+
+The failure is real and cheap: a run of the at-least-once ``foreachBatch`` sink with one injected exception
+after its write (a soft fault, no second JVM) duplicates batch 0; its bundle is then replayed by a user's test
+file through ``--harness-replay``, in a pytest subprocess."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from fault_injectors.plan import FaultRule
+from harness.bundle import write_bundle
+from harness.report import to_json
+from harness.rowdiff import DIFF_FILE, HEADER
+from harness.runner import run_spec
+from harness.spec import RunSpec
+from tests.integration.clirun import leftover_processes
+
+pytest_plugins = ["pytester"]
+
+USER_TESTS = """
+import pytest
+
+
+@pytest.mark.chaos(scenario="foreachbatch_append_naive", profile="ci")
+def test_my_sink_is_exactly_once(chaos_run):
+    chaos_run().assert_exactly_once()
+"""
+
+
+def test_failing_chaos_run_shows_rows_and_junit_properties(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    spec = RunSpec(
+        "foreachbatch_append_naive",
+        3,
+        kills=0,
+        rows=((12, 9),),
+        extra_faults=(FaultRule("x1", "sink.commit.after", 0, action="raise"),),
+    )
+    outcome = run_spec(spec, tmp_path / "run", echo=lambda m: None)
+    report = to_json(outcome)
+    assert report["verdict"] == "violated", report.get("anomaly_counts")
+    dupes = sorted((a["partition"], a["offset"]) for a in report["anomalies"] if a["kind"] == "duplicate")
+    assert dupes and {a["kind"] for a in report["anomalies"]} == {"duplicate"}
+    bundle = write_bundle(outcome, tmp_path / "bundle", report)
+    saved = (bundle / DIFF_FILE).read_text()
+    assert saved.startswith(HEADER) and "\x1b[" not in saved
+
+    pytester.makepyfile(test_user=USER_TESTS)
+    xml = pytester.path / "out.xml"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--harness-replay", str(bundle), f"--junitxml={xml}", timeout=600
+    )
+    assert result.ret == 1, result.stdout.str()[-3000:]
+    out = result.stdout.str()
+    section = out[out.index("harness chaos") :]
+    assert HEADER in section, section
+    for partition, offset in dupes[:20]:  # each duplicated row, by its provenance, on the sink's side
+        assert f"Row(partition={partition}, offset={offset}, seq=" in section
+    assert f"replay: .venv/bin/python -m harness replay {bundle}" in section
+
+    props = {p.get("name"): p.get("value") for p in ET.parse(xml).getroot().iter("property")}
+    assert props["seed"] == "3" and props["profile"] == "ci" and props["verdict"] == "violated", props
+    assert props["scenario"] == "foreachbatch_append_naive"
+    assert props["bundle"] == str(bundle) and props["replay"] == f".venv/bin/python -m harness replay {bundle}"
+    assert leftover_processes() == []
