@@ -46,8 +46,8 @@ def test_failing_chaos_run_shows_rows_and_junit_properties(pytester: pytest.Pyte
     dupes = sorted((a["partition"], a["offset"]) for a in report["anomalies"] if a["kind"] == "duplicate")
     assert dupes and {a["kind"] for a in report["anomalies"]} == {"duplicate"}
     bundle = write_bundle(outcome, tmp_path / "bundle", report)
-    saved = (bundle / DIFF_FILE).read_text()
-    assert saved.startswith(HEADER) and "\x1b[" not in saved
+    diff_file = (bundle / DIFF_FILE).read_text()
+    assert diff_file.startswith(HEADER) and "\x1b[" not in diff_file
 
     pytester.makepyfile(test_user=USER_TESTS)
     xml = pytester.path / "out.xml"
@@ -60,10 +60,12 @@ def test_failing_chaos_run_shows_rows_and_junit_properties(pytester: pytest.Pyte
     assert HEADER in section, section
     for partition, offset in dupes[:20]:  # each duplicated row, by its provenance, on the sink's side
         assert f"Row(partition={partition}, offset={offset}, seq=" in section
-    assert f"replay: .venv/bin/python -m harness replay {bundle}" in section
+    saved = pytester.path / ".harness" / "bundles"  # the plugin keeps a failure's bundle beside the tests
+    assert f"replay: .venv/bin/python -m harness replay {saved}/" in section
 
     props = {p.get("name"): p.get("value") for p in ET.parse(xml).getroot().iter("property")}
     assert props["seed"] == "3" and props["profile"] == "ci" and props["verdict"] == "violated", props
     assert props["scenario"] == "foreachbatch_append_naive"
-    assert props["bundle"] == str(bundle) and props["replay"] == f".venv/bin/python -m harness replay {bundle}"
+    assert Path(props["bundle"]).parent == saved and (Path(props["bundle"]) / DIFF_FILE).exists()
+    assert props["replay"] == f".venv/bin/python -m harness replay {props['bundle']}"
     assert leftover_processes() == []
