@@ -56,6 +56,15 @@ def anomaly_keys(anomalies: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted((a["kind"], a["batch_id"], a["partition"], a["offset"], a["seq"]) for a in anomalies)
 
 
+def timed_landings(kills_fired: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The timed kills among a run's fired faults: id, batch, and planned and measured ms after ``offsets/N``."""
+    return [
+        {"id": k["id"], "batch": k["batch"], **{n: k["context"].get(n) for n in ("planned_ms", "measured_ms")}}
+        for k in kills_fired
+        if k["point"] == TIMED_POINT
+    ]
+
+
 def write_bundle(outcome: RunOutcome, dest: Path, report: dict[str, Any]) -> Path:
     """Write a bundle for ``outcome`` (whose run directory must still exist) to ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -80,11 +89,7 @@ def write_bundle(outcome: RunOutcome, dest: Path, report: dict[str, Any]) -> Pat
         "anomalies": report["anomalies"],
         "kills_fired": report["kills_fired"],
         "deterministic": outcome.spec.deterministic,
-        "timed_kills": [
-            {"id": k["id"], "batch": k["batch"], **{n: k["context"].get(n) for n in ("planned_ms", "measured_ms")}}
-            for k in report["kills_fired"]
-            if k["point"] == TIMED_POINT
-        ],
+        "timed_kills": timed_landings(report["kills_fired"]),
         "inspector": report.get("inspector"),
         "replay": f".venv/bin/python -m harness replay {dest}",
     }

@@ -11,7 +11,6 @@ import tempfile
 from pathlib import Path
 
 from fault_injectors.nemesis import NEMESES
-from fault_injectors.plan import TIMED_POINT
 from harness.connect import add_remote_argument
 from harness.rowdiff import add_color_argument, row_diff, use_color
 
@@ -112,7 +111,7 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from harness.bundle import anomaly_keys, load_bundle
+    from harness.bundle import anomaly_keys, load_bundle, timed_landings
     from harness.pool import DriverPool
     from harness.report import render_text, summary_line, to_json
     from harness.runner import HarnessError, run_spec
@@ -137,6 +136,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         )
     reproduced = 0
     code = 2
+    color = use_color(sys.stdout, args.no_color)
     logs = Path(tempfile.mkdtemp(prefix="harness-replay-logs-"))
     with DriverPool(logs, spec.master, spec.confs) as pool:  # one driver for every replay, as a campaign has
         for i in range(1, args.times + 1):
@@ -148,15 +148,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             got = (doc["verdict"], anomaly_keys(doc["anomalies"]))
             same = got == want
             reproduced += same
-            landed = "".join(
-                f" [{k['id']} landed {k['context'].get('measured_ms')} ms]"
-                for k in outcome.kills_fired
-                if k["point"] == TIMED_POINT
-            )
+            landed = "".join(f" [{t['id']} landed {t['measured_ms']} ms]" for t in timed_landings(outcome.kills_fired))
             print(f"replay {i}/{args.times}: {'reproduced' if same else 'DIFFERENT'}: {summary_line(outcome)}{landed}")
             if not same:
-                print(render_text(outcome, color=use_color(sys.stdout, args.no_color)))
-            elif i == args.times and (diff := row_diff(doc["anomalies"], color=use_color(sys.stdout, args.no_color))):
+                print(render_text(outcome, color=color))
+            elif i == args.times and (diff := row_diff(doc["anomalies"], color=color)):
                 print(diff)
             code = outcome.exit_code if same else (0 if outcome.verdict == "exactly-once" else 2)
             if args.json:

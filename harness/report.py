@@ -83,7 +83,7 @@ def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
             lines += [_anomaly_line(a) for a in of_kind[:MAX_PER_KIND]]
             if len(of_kind) > MAX_PER_KIND:
                 lines.append(f"  ... and {len(of_kind) - MAX_PER_KIND} more")
-    diff = row_diff([asdict(a) for a in result.anomalies], color=color) if result is not None else None
+    diff = row_diff(result.anomalies, color=color) if result is not None else None
     if diff:
         lines.append(diff)
     if outcome.inspector_summary:

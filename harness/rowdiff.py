@@ -14,9 +14,13 @@ Colour: chispa's (red: differs, blue: equal) when asked for; plain text for logs
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.checker import Anomaly
 
 #: Keys shown at most; the rest are counted.
 MAX_KEYS = 20
@@ -53,15 +57,16 @@ def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:
     return {**{c: row[c] for c in first}, **{c: v for c, v in row.items() if c not in first}}
 
 
-def sides(anomalies: Iterable[Mapping[str, Any]]) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-    """Per anomalous key, in the anomalies' order: (the oracle's rows, the sink's rows).
+def sides(anomalies: Iterable[Mapping[str, Any] | Anomaly]) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Per anomalous key, in the anomalies' order: (the oracle's rows, the sink's rows). Anomalies come as
+    the checker's :class:`~harness.checker.Anomaly` or as their JSON form (a report's ``anomalies``).
 
     An anomaly with ``expected_count`` e and ``observed_count`` o adds e copies of its row to the oracle's
     side and o copies (its ``observed_row`` instead, for a ``wrong-value``) to the sink's side. Anomalies
     without rows (checkpoint findings) and ``uncommitted-visible`` (a second view of a row already counted
     as a duplicate or phantom) add nothing."""
     keys: dict[tuple[Any, ...], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
-    for a in anomalies:
+    for a in (dataclasses.asdict(x) if dataclasses.is_dataclass(x) else x for x in anomalies):  # type: ignore[arg-type]
         if a["kind"] not in ROW_KINDS or not a.get("row"):
             continue
         oracle, sink = keys.setdefault(_key(a), ([], []))
@@ -73,7 +78,9 @@ def sides(anomalies: Iterable[Mapping[str, Any]]) -> list[tuple[list[dict[str, A
     return list(keys.values())
 
 
-def row_diff(anomalies: Sequence[Mapping[str, Any]], *, color: bool = False, max_keys: int = MAX_KEYS) -> str | None:
+def row_diff(
+    anomalies: Sequence[Mapping[str, Any] | Anomaly], *, color: bool = False, max_keys: int = MAX_KEYS
+) -> str | None:
     """chispa's side-by-side table of the first ``max_keys`` anomalous keys' rows, under :data:`HEADER` and
     with a line counting the keys left out; ``None`` when no anomaly concerns rows."""
     from chispa import DataFramesNotEqualError, assert_basic_rows_equality

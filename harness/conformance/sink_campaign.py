@@ -54,8 +54,7 @@ def outcome_rows(outcome: Any) -> str:
     """The run's disagreeing rows side by side (chispa, plain text), or ``""``."""
     from harness.rowdiff import row_diff
 
-    anomalies = [dataclasses.asdict(a) for a in outcome.result.anomalies] if outcome.result else []
-    return row_diff(anomalies) or ""
+    return (row_diff(outcome.result.anomalies) if outcome.result else None) or ""
 
 
 def per_point(outcome: Any) -> tuple[list[str], Counter[str]]:

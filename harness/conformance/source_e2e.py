@@ -15,7 +15,6 @@ re-planned), one kill per round. Expected rows are the source's own rows of
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -119,5 +118,5 @@ def run_end_to_end(
         (*describe_anomalies(outcome), f"run directory kept: {outcome.run_dir}"),
         fix="the source does not replay: fix the failing Spark-free checks first (offsets, determinism, ranges)",
         observed=tuple(sorted(result.counts())),
-        rows=row_diff([dataclasses.asdict(a) for a in result.anomalies]) or "",
+        rows=row_diff(result.anomalies) or "",
     )
