@@ -9,10 +9,14 @@
   driver that ran the last query.
 - ``CONSOLE``: the console sink (all rows, untruncated); what readers see is
   every table printed to the drivers' logs. ``sink.commit.after`` fires from a
-  watcher thread in the driver once batch N's table is completely printed
-  (polling the log every 1 ms; Spark writes ``commits/N`` right after printing,
-  so the ledger records whether the kill won that race). Reading back assumes
-  the drivers' log directory holds only this run's console output.
+  watcher thread in the driver once batch N's table is completely printed.
+  Spark writes ``commits/N`` right after printing, so the watcher does not race
+  it: once ``Batch: N`` appears it stops the driver's JVM (SIGSTOP) and lets it
+  run in slices of ``SLICE_S`` until the table is complete, then fires with the
+  JVM still stopped. The ledger's ``commit_logged`` says whether ``commits/N``
+  was written all the same (a header and table printed within one poll).
+  Reading back reads each driver's log from where it stood when the query
+  started (recorded in the output directory).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import threading
 import time
 import uuid
@@ -122,33 +127,87 @@ def parse_console(text: str) -> dict[int, list[list[list[str]]]]:
     return tables
 
 
+SLICE_S = 0.0002
+
+
+def _jvm_pids() -> list[int]:
+    """This process's child ``java`` processes (the driver's JVM, started by py4j)."""
+    me, pids = os.getpid(), []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
+        if comm == "java" and int(rest[1]) == me:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def _signal(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 class ConsoleWatcher(threading.Thread):
-    """Fires ``sink.commit.after`` of batch N as soon as batch N's table is complete in ``log``."""
+    """Fires ``sink.commit.after`` of batch N as soon as batch N's table is complete in ``log``, with the
+    driver's JVM stopped from the moment ``Batch: N`` appears (so ``commits/N`` cannot be written first)."""
 
     def __init__(self, log: Path, site: FaultSite) -> None:
         super().__init__(name="harness-console-watcher", daemon=True)
         self.log, self.site, self.offset = log, site, log.stat().st_size
+        self.frozen: list[int] = []
+
+    def _armed_header(self, seen: str) -> bool:
+        return any(
+            self.site.armed("sink.commit.after", int(m.group(1)))
+            for m in (HEADER.match(line.strip()) for line in seen.splitlines())
+            if m
+        )
 
     def run(self) -> None:
         seen = ""
-        while self.site.armed_at("sink.commit.after"):
-            try:
-                with open(self.log, encoding="utf-8", errors="replace") as f:
-                    f.seek(self.offset)
-                    seen += f.read()
-                    self.offset = f.tell()
-            except OSError:
-                return
-            for batch in parse_console(seen):
-                self.site.maybe_fire("sink.commit.after", batch, via="console-watcher")
-            time.sleep(0.001)
+        try:
+            while self.site.armed_at("sink.commit.after"):
+                try:
+                    with open(self.log, encoding="utf-8", errors="replace") as f:
+                        f.seek(self.offset)
+                        seen += f.read()
+                        self.offset = f.tell()
+                except OSError:
+                    return
+                if not self.frozen and self._armed_header(seen):
+                    self.frozen = _jvm_pids()
+                    _signal(self.frozen, signal.SIGSTOP)
+                    continue  # read what was printed before the stop
+                for batch in parse_console(seen):
+                    self.site.maybe_fire("sink.commit.after", batch, via="console-watcher")
+                if self.frozen:
+                    _signal(self.frozen, signal.SIGCONT)
+                    time.sleep(SLICE_S)
+                    _signal(self.frozen, signal.SIGSTOP)
+                else:
+                    time.sleep(0.001)
+        finally:
+            _signal(self.frozen, signal.SIGCONT)
 
 
 _watchers: dict[str, ConsoleWatcher] = {}
 
 
+STARTS = "console-starts.jsonl"
+
+
 def console_attach(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
+    """The console sink; records in the run's output directory where this driver's log stands now, so
+    reading back sees this run's tables only (a shared driver pool's log also holds earlier runs')."""
     log = Path(os.readlink("/proc/self/fd/2"))
+    Path(ctx.output).mkdir(parents=True, exist_ok=True)
+    with open(Path(ctx.output) / STARTS, "a") as f:
+        f.write(json.dumps({"log": str(log), "offset": log.stat().st_size if log.is_file() else 0}) + "\n")
     key = str(ctx.faults.dir)
     alive = _watchers.get(key)
     if log.is_file() and ctx.faults.armed_at("sink.commit.after") and not (alive and alive.is_alive()):
@@ -158,12 +217,19 @@ def console_attach(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWrit
 
 
 def console_read(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
-    """Every table in the logs of this run's drivers: the directory of this driver's own stderr log
-    (a run's ``logs/``, or a shared driver pool's directory)."""
-    logs = sorted(Path(os.readlink("/proc/self/fd/2")).parent.glob("driver-*.log"))
+    """Every table printed since each of this run's driver starts (each log read from the earliest offset
+    recorded for it)."""
+    starts: dict[str, int] = {}
+    path = Path(ctx.output) / STARTS
+    for line in path.read_text().splitlines() if path.exists() else []:
+        entry = json.loads(line)
+        starts[entry["log"]] = min(entry["offset"], starts.get(entry["log"], entry["offset"]))
     rows = []
-    for log in logs:
-        for tables in parse_console(log.read_text(errors="replace")).values():
+    for log, offset in sorted(starts.items()):
+        with open(log, encoding="utf-8", errors="replace") as f:
+            f.seek(offset)
+            text = f.read()
+        for tables in parse_console(text).values():
             for header, *body in tables:
                 rows += [{h: int(v) for h, v in zip(header, cells, strict=False)} for cells in body]
     return _rows_frame(spark, rows, schema)

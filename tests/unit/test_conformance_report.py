@@ -251,3 +251,16 @@ def test_cli_rejects_connectors_without_the_needed_methods(
     argv[-1] = "examples/connectors/attempt_keyed_sink.py:read_back"
     assert main(argv) == 2
     assert "has no streamWriter(schema, overwrite)" in capsys.readouterr().err
+
+
+def test_late_kills_are_the_commit_after_kills_that_found_commits_written() -> None:
+    from harness.conformance.certify_runs import late_kills
+
+    fired = [
+        {"point": "after_offsets_logged", "batch": 0, "context": {"commit_logged": False}},
+        {"point": "sink.commit.after", "batch": 1, "context": {"commit_logged": True}},
+        {"point": "sink.commit.after", "batch": 2, "context": {"commit_logged": False}},
+        {"point": "sink.commit.after", "batch": 3, "context": {}},
+    ]
+    assert late_kills(fired) == ["sink.commit.after@1"]
+    assert late_kills(fired[2:]) == []
