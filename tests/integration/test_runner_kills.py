@@ -16,7 +16,7 @@ from harness.schedule import build_schedule
 from harness.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.rowgen import SourceConfig
-from tests.integration.clirun import ROOT, harness, leftover_processes
+from tests.integration.clirun import harness, leftover_processes
 
 
 @pytest.fixture(autouse=True)
@@ -25,25 +25,10 @@ def no_leftover_processes() -> Any:
     assert leftover_processes() == [], "a harness run left processes behind"
 
 
-def test_file_sink_survives_three_kills(tmp_path: Path) -> None:
-    rc, out, err = harness(
-        "run", "file_sink_stateless", "--seed", "7", "--kills", "3", "--json", str(tmp_path / "r.json")
-    )
-    doc = json.loads((tmp_path / "r.json").read_text())
-    assert rc == 0, out + err[-3000:]
-    assert out.splitlines()[0].startswith("exactly-once held (scenario=file_sink_stateless, seed=7)")
-    assert doc["verdict"] == "exactly-once" and doc["anomalies"] == [] and doc["seed"] == 7
-    assert [k["point"] for k in doc["kills_fired"]] == [r["description"].split()[2] for r in doc["kills_planned"]]
-    assert len(doc["kills_fired"]) == 3
-    assert len({k["point"] for k in doc["kills_fired"]}) == 3
-    assert doc["observed_rows"] == doc["expected_rows"] > 0
-    assert all(b["committed"] for b in doc["batches"])
-    assert doc["run_dir"] is None  # temp dir removed on success
-
-
-def _expected_duplicates(seed: int, batch: int) -> list[tuple[int, int]]:
+def _expected_duplicates(seed: int, batch: int, kills: int = 3, rounds: int | None = None) -> list[tuple[int, int]]:
+    """The rows of ``batch`` the naive sink writes, predicted from the seed alone (pure functions)."""
     sc = get_scenario("foreachbatch_append_naive")
-    start, end = build_schedule(RunSpec(sc.name, seed, kills=3), sc).predicted_batches[batch]
+    start, end = build_schedule(RunSpec(sc.name, seed, kills=kills, rounds=rounds), sc).predicted_batches[batch]
     cfg = sc.source_config(seed)
     return sorted((r[0], r[1]) for p in end for r in cfg.rows(p, start[p], end[p]) if r[4] % 7 != 0)
 
@@ -94,8 +79,9 @@ def test_naive_foreach_batch_is_caught_with_named_duplicates(tmp_path: Path) -> 
     assert "\x1b[" not in out
 
 
-def test_same_seed_same_anomalies() -> None:
-    args = (
+def test_same_seed_same_anomalies(tmp_path: Path) -> None:
+    """An explicit kill's duplicates are exactly the rows the seed predicts, so every run of the seed has them."""
+    rc, out, err = harness(
         "run",
         "foreachbatch_append_naive",
         "--seed",
@@ -107,18 +93,13 @@ def test_same_seed_same_anomalies() -> None:
         "--rounds",
         "1",
         "--json",
+        str(tmp_path / "r.json"),
     )
-    results = []
-    for i in range(2):
-        path = ROOT / f".pytest-det-{i}.json"
-        try:
-            rc, out, err = harness(*args, str(path))
-            assert rc == 1, out + err[-3000:]
-            doc = json.loads(path.read_text())
-            results.append([(a["kind"], a["batch_id"], a["partition"], a["offset"]) for a in doc["anomalies"]])
-        finally:
-            path.unlink(missing_ok=True)
-    assert results[0] == results[1] and results[0]
+    assert rc == 1, out + err[-3000:]
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert {(a["kind"], a["batch_id"]) for a in doc["anomalies"]} == {("duplicate", 1)}
+    got = sorted((a["partition"], a["offset"]) for a in doc["anomalies"])
+    assert got == _expected_duplicates(3, 1, kills=0, rounds=1) and got
 
 
 def test_planned_kill_that_never_fires_fails_the_run() -> None:
@@ -143,7 +124,8 @@ def test_source_config_is_seeded() -> None:
 
 
 def test_file_sink_is_exactly_once_at_every_crash_point(tmp_path: Path) -> None:
-    """Seven SIGKILLs, one at each crash point the parquet file sink reaches, in distinct batches."""
+    """Seven seeded SIGKILLs, one at each crash point the parquet file sink reaches, in distinct batches, fired
+    in the planned order; the temp run directory is removed on success."""
     points = get_scenario("file_sink_stateless").kill_points
     rc, out, err = harness(
         "run",
@@ -159,6 +141,11 @@ def test_file_sink_is_exactly_once_at_every_crash_point(tmp_path: Path) -> None:
     )
     doc = json.loads((tmp_path / "r.json").read_text())
     assert rc == 0, out + err[-3000:]
+    assert out.splitlines()[0].startswith("exactly-once held (scenario=file_sink_stateless, seed=3)")
     assert sorted(k["point"] for k in doc["kills_fired"]) == sorted(points)
+    assert [k["point"] for k in doc["kills_fired"]] == [r["description"].split()[2] for r in doc["kills_planned"]]
     assert all(k["action"] == "kill_process_group" for k in doc["kills_fired"])
-    assert doc["verdict"] == "exactly-once" and doc["observed_rows"] == doc["expected_rows"] > 0
+    assert doc["verdict"] == "exactly-once" and doc["anomalies"] == [] and doc["seed"] == 3
+    assert doc["observed_rows"] == doc["expected_rows"] > 0
+    assert all(b["committed"] for b in doc["batches"])
+    assert doc["run_dir"] is None  # temp dir removed on success
