@@ -19,9 +19,9 @@ from pyspark.sql.streaming.datasource import ReadMaxRows
 from harness.conformance.offsets import dumps, json_problems, regressions, short
 from harness.conformance.reader import diff_rows
 from harness.conformance.results import CheckFailed, CheckResult, CheckSkipped, run_check
-from harness.conformance.source_probe import SourceProbe, StepFailed, total_rows
+from harness.conformance.source_probe import ADVANCES, SourceProbe, StepFailed, total_rows
 
-Check = Callable[[SourceProbe], str]
+Check = Callable[[SourceProbe], "str | CheckResult"]
 
 
 def _unwrap(fn: Check) -> Check:
@@ -103,22 +103,44 @@ def initial_offset_stable(p: SourceProbe) -> str:
     return f"initialOffset() is {short(o.i)} in every reader and process"
 
 
-def latest_offset_stable(p: SourceProbe) -> str:
+#: The id of ``latest-offset-stable``; :func:`.source_suite.check_source` turns its ``warn`` into ``fail`` when the
+#: end-to-end shows a consequence.
+STABLE_ID = "latest-offset-stable"
+
+
+def latest_offset_stable(p: SourceProbe) -> str | CheckResult:
+    """``fail`` when a later call, from any reader, is *behind* an earlier one while no data arrived; ``warn``
+    when the offsets only moved forward (data that arrives by itself, like Spark's ``rate`` source)."""
     o = p.offsets()
-    bad = []
-    if o.b != o.b_again:
-        bad.append(f"same reader, called twice: {short(o.b)} then {short(o.b_again)}")
-    if o.b != o.b2:
-        bad.append(f"second reader: {short(o.b2)} instead of {short(o.b)}")
-    if o.c != o.c_restart:
-        bad.append(f"reader restarted from {short(o.b)}: {short(o.c_restart)} instead of {short(o.c)}")
-    if bad:
+    backward, forward = [], []
+    for label, earlier, later in (
+        ("same reader, called twice", o.b, o.b_again),
+        ("second reader", o.b, o.b2),
+        (f"reader restarted from {short(o.b)}", o.c, o.c_restart),
+    ):
+        if later == earlier:
+            continue
+        back = regressions(earlier, later)
+        line = f"{label}: {short(earlier)} then {short(later)}"
+        (backward if back else forward).append(line + (f" ({'; '.join(back[:3])})" if back else ""))
+    if backward:
         raise CheckFailed(
-            "latestOffset moved although no new data arrived",
-            bad,
-            fix="compute latestOffset from what the external system holds (and the read limit), not from the "
-            "clock, a per-instance counter or random state; if data really arrives by itself, supply an external "
-            "context that controls it",
+            "latestOffset went back although no new data arrived: a later call, or a new reader, reports less "
+            "data than an earlier one",
+            backward + forward,
+            fix="compute latestOffset from what the external system holds (and the read limit), not from a "
+            "per-instance counter, the reader's own start time or random state",
+        )
+    if forward:
+        return CheckResult(
+            STABLE_ID,
+            "warn",
+            "latestOffset moved forward although the context added no data: the data seems to arrive by itself "
+            "(like Spark's rate source). That is fine if it does; the end-to-end check shows whether it has a "
+            "consequence (this becomes a failure if it does)",
+            tuple(forward),
+            fix="if data should not arrive by itself, compute latestOffset from the external system, not the "
+            "clock or a counter; if it does, a context that controls it makes this check exact",
         )
     suffix = "" if p.feeds_data else " (no external context: the data never changed)"
     return "latestOffset is the same for every reader while no data arrives" + suffix
@@ -131,6 +153,8 @@ def latest_offset_monotonic(p: SourceProbe) -> str:
         ("initialOffset -> latestOffset", o.i, o.b),
         ("after adding data", o.b, o.c),
         ("after a restart from the checkpointed offset", o.b, o.c_restart),
+        (f"after {ADVANCES} more advances", o.c, o.d),
+        (f"after a restart from the offset reached {ADVANCES} advances later", o.d, o.d_restart),
     ):
         back = regressions(before, after)
         if back:
@@ -143,7 +167,10 @@ def latest_offset_monotonic(p: SourceProbe) -> str:
             fix="latestOffset(start, limit) must return an offset >= start, computed from durable state of the "
             "external system; after a restart the reader only knows the checkpointed `start`",
         )
-    return "latestOffset never goes backwards, also after a restart from a checkpointed offset"
+    return (
+        "latestOffset never goes backwards, also after restarts from checkpointed offsets "
+        f"(one step in and {ADVANCES + 2} steps in)"
+    )
 
 
 def read_repeatable(p: SourceProbe) -> str:
@@ -242,14 +269,15 @@ def admission_control(p: SourceProbe) -> str:
     adm = p.admission()
     if adm is None:
         raise CheckSkipped(
-            "no admission control: getDefaultReadLimit() is ReadAllAvailable and latestOffset ignores ReadMaxRows"
+            "getDefaultReadLimit() is ReadAllAvailable, so Spark never passes this source a limit (set the option "
+            "that makes it return one, e.g. a max rows per batch, to test admission control)"
             if p.kind == "stream"
             else "simple readers have no read limits"
         )
-    o, full = p.offsets(), p.ranges()["i_c"]
+    o, full = p.offsets(), p.ranges()["i_d"]
     if not adm.reached:
         raise CheckFailed(
-            f"under {adm.chosen} latestOffset stopped at {short(adm.steps[-1])} and never reached {short(o.c)}",
+            f"under {adm.chosen} latestOffset stopped at {short(adm.steps[-1])} and never reached {short(o.d)}",
             fix="with a limit, latestOffset must keep advancing by up to the limit until it reaches all data",
         )
     parts = p.admission_rows(adm)

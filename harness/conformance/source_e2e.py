@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 from harness.conformance.contexts import ContextFactory, feeds_data
@@ -28,7 +29,49 @@ from harness.rowdiff import row_diff
 
 KILL_POINTS = ("after_offsets_logged", "after_commit_logged", "sink.commit.after")
 CHECK_ID = "end-to-end"
+BEHIND_ID = "latest-offset-behind-checkpoint"
 MAX_EXAMPLES = 6
+#: Without a context: batches each query commits (processing-time trigger), and the batch the one kill is in.
+CONTEXTLESS_BATCHES = 4
+CONTEXTLESS_KILL_BATCH = 3
+
+
+def offsets_behind(checkpoint: Path) -> tuple[list[str], int]:
+    """Each logged batch whose end offset is behind the previous batch's (leaf by leaf: a ``latestOffset``
+    that fell behind the checkpoint it was restarted from), named with both offsets; and the batches read."""
+    from harness.conformance.offsets import regressions, short
+    from harness.inspector import CheckpointError, read_batches
+
+    try:
+        records = read_batches(checkpoint)
+    except (CheckpointError, OSError):
+        return [], 0
+    ends = [(r.batch_id, r.offsets.sources[0]) for r in records if r.offsets and r.offsets.sources]
+    bad = []
+    for (b0, e0), (b1, e1) in pairwise(ends):
+        back = regressions(e0, e1)
+        if back:
+            bad.append(f"batch {b1} ends at {short(e1)}, behind batch {b0}'s end {short(e0)} ({'; '.join(back[:3])})")
+    return bad, len(ends)
+
+
+def behind_result(checkpoint: Path) -> CheckResult:
+    """``latest-offset-behind-checkpoint`` of a finished end-to-end run."""
+    bad, n = offsets_behind(checkpoint)
+    if bad:
+        return CheckResult(
+            BEHIND_ID,
+            "fail",
+            "latestOffset fell behind the checkpoint: Spark planned a batch that ends before the previous one "
+            "(rows re-read, skipped or never seen again)",
+            tuple(bad),
+            fix="after a restart the reader only knows the checkpointed `start`: compute latestOffset from the "
+            "external system's durable positions (>= start), not from what this reader instance has seen",
+            observed=("lost", "duplicate"),
+        )
+    if n < 2:
+        return CheckResult(BEHIND_ID, "skip", f"the run logged {n} batch(es): nothing to compare")
+    return CheckResult(BEHIND_ID, "pass", f"the end offsets of all {n} logged batches only move forward")
 
 
 def describe_anomalies(outcome: StreamOutcome) -> list[str]:
@@ -57,26 +100,40 @@ def run_end_to_end(
     batch_rows: int = 30,
     echo: Callable[[str], None] = print,
     keep: bool = False,
-) -> CheckResult:
-    """Run the check in ``workdir`` (kept on failure or with ``keep``)."""
+) -> tuple[CheckResult, CheckResult]:
+    """The ``end-to-end`` and ``latest-offset-behind-checkpoint`` results of one run in ``workdir`` (kept on
+    failure or with ``keep``). Without a context that feeds data, each query runs ``CONTEXTLESS_BATCHES``
+    batches of the data that arrives by itself, and the one kill is at ``after_offsets_logged`` of batch
+    ``CONTEXTLESS_KILL_BATCH`` (the checkpoint 3 batches in); a source with no data arriving plans fewer
+    batches, and the pass says it was not killed."""
     from harness.conformance.source_suite import make_context
 
     add_import_root(ref.root)
     ctx = make_context(context, workdir / "context")
+    feeds = feeds_data(ctx)
     try:
-        rounds, points = max(2, kills), KILL_POINTS[: max(0, kills)]
-        if not feeds_data(ctx):
-            rounds, points = 1, points[:1]
+        rounds, points, kill_batch = max(2, kills), KILL_POINTS[: max(0, kills)], 0
         options = {**{str(k): str(v) for k, v in ctx.options().items()}, **source.options}
         spec = {"kind": "python", "format": source.name, "options": options, "python_ref": [ref.module, ref.attr]}
+        if not feeds:
+            rounds, points, kill_batch = 1, points[:1], CONTEXTLESS_KILL_BATCH
+            spec["batches_per_run"] = CONTEXTLESS_BATCHES
 
         def feed(r: int) -> dict[str, int]:
             ctx.add_data(batch_rows)
-            return {"rows": batch_rows}
+            return {"rows": batch_rows if feeds else 0}
 
-        outcome = run_stream(workdir / "run", spec, feed, rounds, points, echo)
+        outcome = run_stream(
+            workdir / "run", spec, feed, rounds, points, echo, kill_batch=kill_batch, kills_optional=not feeds
+        )
     finally:
         ctx.close()
+    behind = behind_result(outcome.run_dir / "checkpoint")
+    main = _verdict(outcome, keep or behind.status == "fail", workdir)
+    return main, behind
+
+
+def _verdict(outcome: StreamOutcome, keep: bool, workdir: Path) -> CheckResult:
     fired = ", ".join(f"{k['point']} (batch {k['batch']})" for k in outcome.kills_fired) or "none"
     if outcome.stalls:
         return CheckResult(
@@ -108,7 +165,13 @@ def run_end_to_end(
             CHECK_ID,
             "pass",
             f"exactly-once into the parquet file sink: {result.observed_rows} rows after {len(outcome.kills_fired)} "
-            f"SIGKILL(s) at {fired}; {outcome.driver_starts} driver start(s), {outcome.duration_s:.0f} s",
+            f"SIGKILL(s) at {fired}; {outcome.driver_starts} driver start(s), {outcome.duration_s:.0f} s"
+            + (
+                f" (not killed: no data arrived by itself for batch {CONTEXTLESS_KILL_BATCH}; give a context that "
+                "feeds data to test restarts)"
+                if outcome.unfired
+                else ""
+            ),
         )
     counts = ", ".join(f"{n} {k}" for k, n in result.counts().items())
     return CheckResult(

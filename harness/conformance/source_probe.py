@@ -7,11 +7,16 @@ data through the external context, and records every offset it is given:
    ``b = latest(i)`` twice; reader ``r2`` (no new data): ``initialOffset()``
    and ``latest(i)`` again;
 2. the context adds more data; ``c = r1.latest(b)``; reader ``r3`` (a restart
-   from the checkpointed offset ``b``): ``latest(b)``;
+   from the checkpointed offset ``b``): ``latest(b)``; then ``ADVANCES`` more
+   rounds of data and ``r1.latest``, reaching ``d``, and reader ``r4`` (a restart
+   from ``d``, far enough in that a reader counting from its own start falls
+   behind): ``latest(d)``;
 3. a fresh reader reads ``[i,b)``, ``[b,c)``, ``[i,c)``, ``[b,b)``; another
    fresh reader reads ``[i,c)`` again; a child process with another hash seed
    reads ``[i,c)`` itself and from the parent's pickled partitions;
-4. with a read limit: ``latest(o, limit)`` from ``i`` until it reaches ``c``.
+4. with the limit of ``getDefaultReadLimit()`` (when it is not
+   ``ReadAllAvailable``, the only case where Spark passes a limit):
+   ``latest(o, limit)`` from ``i`` until it reaches ``d``.
 
 A step that raises stores the exception; every check needing that step
 reports it (a connector that raises is a finding, not a kit error).
@@ -25,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
 
 from harness.conformance.contexts import SourceContext, feeds_data
 from harness.conformance.crossproc import other_hash_seeds, read_elsewhere
@@ -35,6 +40,8 @@ from harness.conformance.reader import Reader, Rows, SourceUnderTest
 
 T = TypeVar("T")
 MAX_ADMISSION_STEPS = 200
+#: latestOffset calls (each after the context added data) between ``c`` and the restart from ``d``.
+ADVANCES = 5
 
 
 class StepFailed(Exception):
@@ -78,6 +85,8 @@ class Offsets:
     b2: Any
     c: Any
     c_restart: Any
+    d: Any = None
+    d_restart: Any = None
     seen: list[tuple[str, Any]] = field(default_factory=list)
 
 
@@ -125,6 +134,11 @@ class SourceProbe:
         self.ctx.add_data(self.batch_rows)
         c = r1.latest(b)
         c_restart = self.reader().latest(b)
+        d = c
+        for _ in range(ADVANCES):
+            self.ctx.add_data(self.batch_rows)
+            d = r1.latest(d)
+        d_restart = self.reader().latest(d)
         seen = [
             ("initialOffset()", i),
             ("latestOffset(initial) after adding data", b),
@@ -133,14 +147,17 @@ class SourceProbe:
             ("latestOffset(initial) of a second reader", b2),
             ("latestOffset(b) after adding more data", c),
             ("latestOffset(b) of a reader restarted from offset b", c_restart),
+            (f"latestOffset after {ADVANCES} more advances (d)", d),
+            ("latestOffset(d) of a reader restarted from offset d", d_restart),
         ]
-        return Offsets(i, b, b_again, i2, b2, c, c_restart, seen)
+        return Offsets(i, b, b_again, i2, b2, c, c_restart, d, d_restart, seen)
 
     @step("reading ranges (partitions + read, or readBetweenOffsets)")
     def ranges(self) -> dict[str, Rows]:
         o = self.offsets()
         r = self.reader()
         out = {"i_b": r.rows(o.i, o.b), "b_c": r.rows(o.b, o.c), "i_c": r.rows(o.i, o.c), "b_b": r.rows(o.b, o.b)}
+        out["i_d"] = r.rows(o.i, o.d)
         out["i_c_again"] = self.reader().rows(o.i, o.c)
         return out
 
@@ -177,13 +194,9 @@ class SourceProbe:
             return None
         default = r.default_limit()
         if isinstance(default, ReadAllAvailable):
-            total = sum(self.ranges()["i_c"].values())
-            limit: ReadLimit = ReadMaxRows(max(1, total // 3))
-            if _same(r.latest(o.i, limit), o.c):
-                return None  # ignores ReadMaxRows: no admission control
-            chosen = f"ReadMaxRows({limit.max_rows}) (getDefaultReadLimit() is ReadAllAvailable)"
-        else:
-            limit, chosen = default, f"{default!r} from getDefaultReadLimit()"
+            return None  # Spark passes this source no limit but ReadAllAvailable
+        limit: ReadLimit = default
+        chosen = f"{default!r} from getDefaultReadLimit()"
         steps, cur = [o.i], o.i
         for _ in range(MAX_ADMISSION_STEPS):
             nxt = r.latest(cur, limit)
@@ -191,9 +204,9 @@ class SourceProbe:
                 break
             steps.append(nxt)
             cur = nxt
-            if _same(cur, o.c):
+            if _same(cur, o.d):
                 break
-        return Admission(limit, chosen, steps, _same(cur, o.c))
+        return Admission(limit, chosen, steps, _same(cur, o.d))
 
     def admission_rows(self, adm: Admission) -> list[Rows]:
         r = self.reader()

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,12 @@ from harness.conformance.contexts import ContextFactory, NullContext, SourceCont
 from harness.conformance.loading import Ref, ref_of
 from harness.conformance.reader import SourceUnderTest
 from harness.conformance.results import CheckResult, ConformanceReport
-from harness.conformance.source_checks import PURE_CHECKS, run_pure_checks
+from harness.conformance.source_checks import PURE_CHECKS, STABLE_ID, run_pure_checks
 from harness.conformance.source_probe import SourceProbe
 
 E2E_ID = "end-to-end"
-SOURCE_CHECK_IDS: tuple[str, ...] = (*PURE_CHECKS, E2E_ID)
+BEHIND_ID = "latest-offset-behind-checkpoint"
+SOURCE_CHECK_IDS: tuple[str, ...] = (*PURE_CHECKS, E2E_ID, BEHIND_ID)
 
 
 def _echo_stderr(message: str) -> None:
@@ -90,16 +92,34 @@ def check_source(
             probe.close()
         if E2E_ID in skip or not end_to_end:
             reason = "skipped on request" if E2E_ID in skip else "Spark-backed check disabled (end_to_end=False)"
-            report.checks.append(CheckResult(E2E_ID, "skip", reason))
+            report.checks += [CheckResult(E2E_ID, "skip", reason), CheckResult(BEHIND_ID, "skip", reason)]
         else:
             from harness.conformance.source_e2e import run_end_to_end
 
-            echo(f"check-source {report.subject}: end-to-end under {kills} SIGKILL(s) into the parquet file sink")
-            report.checks.append(
-                run_end_to_end(source, ref, context, root / "e2e", kills=kills, batch_rows=batch_rows, echo=echo)
+            echo(f"check-source {report.subject}: end-to-end under SIGKILL(s) into the parquet file sink")
+            e2e, behind = run_end_to_end(
+                source, ref, context, root / "e2e", kills=kills, batch_rows=batch_rows, echo=echo
             )
+            if BEHIND_ID in skip:
+                behind = CheckResult(BEHIND_ID, "skip", "skipped on request")
+            report.checks += [e2e, behind]
+            report.checks = consequences(report.checks)
     finally:
         report.duration_s = time.monotonic() - t0
         if own_dir and report.exit_code == 0:
             shutil.rmtree(root, ignore_errors=True)
     return report
+
+
+def consequences(checks: list[CheckResult]) -> list[CheckResult]:
+    """``latest-offset-stable``'s ``warn`` (offsets that moved forward by themselves) becomes ``fail`` when the
+    end-to-end run shows a consequence (``end-to-end`` or ``latest-offset-behind-checkpoint`` failed)."""
+    shown = [c.id for c in checks if c.id in (E2E_ID, BEHIND_ID) and c.status == "fail"]
+    if not shown:
+        return checks
+    return [
+        replace(c, status="fail", summary=f"{c.summary}; it does: {', '.join(shown)} failed")
+        if c.id == STABLE_ID and c.status == "warn"
+        else c
+        for c in checks
+    ]

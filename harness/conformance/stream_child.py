@@ -11,7 +11,10 @@ computed per source kind from the final checkpointed offsets.
 Line protocol as in ``harness.driver`` (stdout is moved to stderr; answers go to
 a private copy of fd 1): ``{"cmd": "run"}`` runs the query with
 ``Trigger.AvailableNow`` (checkpoint watcher armed with the run's fault plan)
-and answers ``caught_up``; ``{"cmd": "check"}`` writes ``oracle/expected.parquet``
+and answers ``caught_up``; with ``batches_per_run`` = n in the spec (a source
+whose data arrives by itself, where one ``availableNow`` query sees one
+``latestOffset``) it runs a 100 ms processing-time trigger until n more batches
+have committed (or none for ``STALL_S``); ``{"cmd": "check"}`` writes ``oracle/expected.parquet``
 and ``oracle/observed.parquet``; ``{"cmd": "warm"}`` starts the Python workers
 (a standby driver does this while it waits); ``{"cmd": "exit"}`` stops. The run directory
 holds ``stream.json`` (the :func:`source spec <read_spec>`), ``checkpoint/``,
@@ -32,13 +35,15 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 SPEC_FILE = "stream.json"
+#: With ``batches_per_run``: a query that commits no batch for this long has no new data; it is stopped.
+STALL_S = 10.0
 
 
 def read_spec(run_dir: Path) -> dict[str, Any]:
     """``stream.json``: ``kind`` (``python`` | ``rate`` | ``rate-micro-batch`` | ``file``),
     ``format``, ``options``, ``python_ref`` ([module, class] for ``python``),
     ``schema`` (DDL, file source), ``input`` (file source directory), ``compare``
-    (columns the verdict compares; ``null`` = all)."""
+    (columns the verdict compares; ``null`` = all), ``batches_per_run`` (optional, see ``run``)."""
     return dict(json.loads((run_dir / SPEC_FILE).read_text()))
 
 
@@ -74,16 +79,20 @@ class StreamChild:
         watcher = CheckpointWatcher(site, self.checkpoint, self.output)
         if watcher.needed():
             watcher.start()
+        per_run = int(self.spec.get("batches_per_run") or 0)
         try:
-            query = (
+            writer = (
                 self.stream()
                 .writeStream.format("parquet")
                 .option("path", str(self.output))
                 .option("checkpointLocation", str(self.checkpoint))
-                .trigger(availableNow=True)
-                .start()
             )
-            query.awaitTermination()
+            if per_run:
+                query = writer.trigger(processingTime="100 milliseconds").start()
+                self._await_batches(query, per_run)
+            else:
+                query = writer.trigger(availableNow=True).start()
+                query.awaitTermination()
         finally:
             watcher.stop()
         batches = []
@@ -94,6 +103,28 @@ class StreamChild:
                 {"batch_id": prog.get("batchId"), "rows": prog.get("numInputRows"), "end": src.get("endOffset")}
             )
         return {"event": "caught_up", "batches": [b for b in batches if b["rows"]]}
+
+    def _await_batches(self, query: Any, n: int) -> None:
+        """Let ``query`` commit ``n`` batches beyond what the checkpoint held at its start, then stop it; stop
+        sooner when no batch commits for ``STALL_S`` (a source without new data). A failed query raises."""
+        import time
+
+        from harness.inspector import batch_ids
+
+        def committed() -> int:
+            ids = batch_ids(self.checkpoint / "commits")
+            return ids[-1] if ids else -1
+
+        target, last, quiet_since = committed() + n, committed(), time.monotonic()
+        try:
+            while query.isActive and committed() < target and time.monotonic() - quiet_since < STALL_S:
+                time.sleep(0.05)
+                if committed() != last:
+                    last, quiet_since = committed(), time.monotonic()
+            if query.exception() is not None:
+                raise RuntimeError(f"the query failed: {str(query.exception()).splitlines()[0]}")
+        finally:
+            query.stop()
 
     def expected(self) -> DataFrame:
         from harness.inspector import batch_ids, read_offsets
