@@ -5,6 +5,9 @@ files per partition, with its external context) and connectors over it:
 
 - :mod:`~examples.connectors.jsonl_source`: correct sources (a partitioned
   ``DataSourceStreamReader`` and a ``SimpleDataSourceStreamReader``) that pass every check;
+- :mod:`~examples.connectors.rate_like_source`: a correct source without a context whose data
+  arrives by itself (like Spark's ``rate`` source), and its broken twin
+  :mod:`~examples.connectors.counts_from_zero` (caught by ``latest-offset-behind-checkpoint``);
 - deliberately broken ones, each with one bug and the check that must catch it
   (the module docstring says which): ``overlapping_partitions``, ``unseeded_data``,
   ``latest_offset_from_zero``, ``empty_read_between``, ``hash_ordered_offsets``

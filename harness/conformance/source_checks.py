@@ -5,7 +5,8 @@ Check ids (stable; docs/conformance.md explains each):
 ``offsets-json``, ``offsets-canonical``, ``initial-offset-stable``,
 ``latest-offset-stable``, ``latest-offset-monotonic``, ``read-repeatable``,
 ``read-cross-process``, ``ranges-contiguous``, ``read-between-offsets``,
-``admission-control``. ``end-to-end`` (Spark) lives in :mod:`.source_e2e`.
+``admission-control``. ``end-to-end`` and ``latest-offset-behind-checkpoint`` (Spark) live in
+:mod:`.source_e2e`.
 """
 
 from __future__ import annotations
