@@ -6,7 +6,8 @@ Unit tests (marker ``unit``) never touch Spark; integration tests (marker
 one session-scoped SparkSession per worker with small, fast settings, created
 lazily on first use. Tests in ``tests/unit`` and ``tests/integration`` are
 marked automatically. Tests marked ``heavy`` (long tiers) are skipped unless
-``HARNESS_HEAVY=1``; ``bin/test-heavy`` runs them.
+``HARNESS_HEAVY=1``; ``bin/test-heavy`` runs them. Under ``CI=true`` a test
+skipped because a component is missing fails instead (:mod:`tests.ci_skips`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+#: Under CI=true a skip for a missing component fails the run (tests/ci_skips.py).
+pytest_plugins = ["tests.ci_skips"]
 
 
 #: Set to 1 to run the tests marked ``heavy`` (``bin/test-heavy`` does); otherwise they are skipped, with the reason.

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.ci_skips import missing
 from tests.integration.clirun import harness, leftover_processes
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -86,7 +87,9 @@ def _chromium(html: Path, work: Path, *mode: str) -> subprocess.CompletedProcess
     return subprocess.run([str(CHROMIUM), *flags, *mode, html.as_uri()], capture_output=True, text=True, timeout=180)
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium not installed (apt-get install -y chromium)")
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=missing("headless Chromium not installed (apt-get install -y chromium)")
+)
 def test_html_report_renders_in_headless_chromium(certified: dict[str, Any]) -> None:
     html, work = certified["html"], certified["dir"]
     assert html.exists(), certified["err"]

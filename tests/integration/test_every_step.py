@@ -18,6 +18,7 @@ import pytest
 
 from scenarios.base import ResourceUnavailable
 from scenarios.sinks.pg_cluster import throwaway_postgres
+from tests.ci_skips import missing
 from tests.integration.clirun import harness_json, leftover_processes
 
 pytestmark = pytest.mark.heavy
@@ -37,7 +38,7 @@ def options(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str
             try:
                 settings = stack.enter_context(throwaway_postgres(tmp_path / "pg"))
             except ResourceUnavailable as exc:
-                pytest.skip(f"PostgreSQL unavailable here: {exc}")
+                pytest.skip(missing(f"PostgreSQL unavailable here: {exc}"))
             yield ["--options", f"dsn={settings['dsn']}"]
         else:
             yield []

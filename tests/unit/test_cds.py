@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness import cds
+from tests.ci_skips import missing
 
 BASE = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 
@@ -43,5 +44,5 @@ def test_turned_off_by_the_environment(archive: Path, monkeypatch: pytest.Monkey
 def test_the_archive_name_depends_on_the_options_not_their_spacing() -> None:
     a, b, c = cds.archive_path(BASE), cds.archive_path(f"  {BASE} "), cds.archive_path("-XX:+UseG1GC")
     if a is None:
-        pytest.skip("no java on this machine")
+        pytest.skip(missing("no java on this machine (apt-get install openjdk-17-jre-headless)"))
     assert a == b and a != c and a.suffix == ".jsa"

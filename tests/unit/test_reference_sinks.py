@@ -33,6 +33,7 @@ from scenarios.sinks import postgres_upsert as pgu  # the modules, not the funct
 from scenarios.sinks import sqlite_upsert as sq
 from scenarios.sinks import transactional as tx
 from scenarios.sinks.publish_in_write import publish_rows
+from tests.ci_skips import missing
 
 SCHEMA = StructType(
     [StructField("partition", IntegerType()), StructField("offset", LongType()), StructField("t", TimestampType())]
@@ -248,7 +249,7 @@ pgu.write_batch(pgu.connect(sys.argv[1]), "rows", schema, rows(), 0)
 """
 
 
-@pytest.mark.skipif(pg_cluster.unavailable_reason() is not None, reason=str(pg_cluster.unavailable_reason()))
+@pytest.mark.skipif(pg_cluster.unavailable_reason() is not None, reason=missing(str(pg_cluster.unavailable_reason())))
 def test_postgres_upsert_is_idempotent_and_a_dropped_connection_rolls_back(tmp_path: Path) -> None:
     with pg_cluster.throwaway_postgres(tmp_path) as res:
         dsn = res["dsn"]
