@@ -19,13 +19,15 @@ reason. Optional attributes: ``skip`` (check ids), sources ``end_to_end``
 (default True) and ``kills``; sinks ``faults`` (``mixed`` | ``soft`` |
 ``hard``), ``points``, ``crash_points`` (default True) and ``steps`` (kills of
 ``crash-anywhere``, default 30; ``None``: every step of the census batch) and
-``wrappers`` (the wrapped functions it aims at; default all).
+``wrappers`` (the wrapped functions it aims at; default all), ``seed`` (default 5).
+Every test records its subject, check, status, seed, profile, kept work directory
+and replay command as JUnit properties (``pytest --junitxml``).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -33,6 +35,9 @@ import pytest
 from harness.conformance.results import CheckResult, ConformanceReport
 from harness.conformance.sink_suite import SINK_CHECK_IDS
 from harness.conformance.source_suite import SOURCE_CHECK_IDS
+
+#: The seed of a sink's fault schedule and step sample unless the class sets ``seed`` (``check_sink``'s default).
+SINK_SEED = 5
 
 
 def _attr(cls: type, name: str, default: Any = None) -> Any:
@@ -42,6 +47,26 @@ def _attr(cls: type, name: str, default: Any = None) -> Any:
     except AttributeError:
         return default
     return value.__func__ if isinstance(value, staticmethod | classmethod) else value
+
+
+def record_check(
+    record: Callable[[str, object], None], nodeid: str, report: ConformanceReport, check_id: str, seed: int | None
+) -> None:
+    """The check's subject, id, status, seed, profile (``conformance``), kept work directory and replay command
+    as JUnit properties (``record_property``), so ``pytest --junitxml`` shows a CI dashboard how to rerun it."""
+    result = report.by_id(check_id)
+    kept = next((d.split("kept: ", 1)[1] for d in result.details if "directory kept: " in d), "")
+    props = {
+        "subject": report.subject,
+        "check": check_id,
+        "status": result.status,
+        "seed": "" if seed is None else seed,
+        "profile": "conformance",
+        "bundle": kept,
+        "replay": f"pytest '{nodeid}'",
+    }
+    for key, value in props.items():
+        record(key, value)
 
 
 def report_check(result: CheckResult) -> None:
@@ -84,7 +109,14 @@ class SourceConformance:
         )
 
     @pytest.mark.parametrize("check_id", SOURCE_CHECK_IDS)
-    def test_check(self, conformance_report: ConformanceReport, check_id: str) -> None:
+    def test_check(
+        self,
+        conformance_report: ConformanceReport,
+        check_id: str,
+        record_property: Callable[[str, object], None],
+        request: pytest.FixtureRequest,
+    ) -> None:
+        record_check(record_property, request.node.nodeid, conformance_report, check_id, None)
         report_check(conformance_report.by_id(check_id))
 
 
@@ -119,9 +151,18 @@ class SinkConformance:
             crash_points=_attr(cls, "crash_points", True),
             steps=_attr(cls, "steps", DEFAULT_STEPS),
             wrappers=_attr(cls, "wrappers", ()),
+            seed=_attr(cls, "seed", SINK_SEED),
             echo=lambda m: None,
         )
 
     @pytest.mark.parametrize("check_id", SINK_CHECK_IDS)
-    def test_check(self, conformance_report: ConformanceReport, check_id: str) -> None:
+    def test_check(
+        self,
+        conformance_report: ConformanceReport,
+        check_id: str,
+        record_property: Callable[[str, object], None],
+        request: pytest.FixtureRequest,
+    ) -> None:
+        seed = _attr(type(self), "seed", SINK_SEED)
+        record_check(record_property, request.node.nodeid, conformance_report, check_id, seed)
         report_check(conformance_report.by_id(check_id))
