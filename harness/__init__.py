@@ -1,0 +1,56 @@
+"""spark-exactly-once-harness: fault-tolerance and exactly-once testing for Spark Structured Streaming.
+
+The public API, imported lazily (``import harness`` loads neither PySpark nor the engine; each name is
+imported on first use, the way Hypothesis keeps its top level light)::
+
+    from harness import RunSpec, run, check_source, check_sink, inspect_checkpoint
+    outcome = run(RunSpec("file_sink_stateless", seed=3, kills=2))
+
+- :class:`Scenario`: a pipeline under test (source, transform, sink, read-back, guarantee).
+- :class:`RunSpec` / :func:`run`: one run (kill/restart schedule from a seed) and its outcome.
+- :class:`FaultRule` / :class:`FaultPlan`: explicit faults at crash points, steps or times.
+- :func:`check_source` / :func:`check_sink`: the connector conformance kits.
+- :func:`inspect_checkpoint`: the checkpoint (WAL / offset log) inspector.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fault_injectors.plan import FaultPlan, FaultRule
+    from harness.conformance.sink_suite import check_sink
+    from harness.conformance.source_suite import check_source
+    from harness.inspector import inspect_checkpoint
+    from harness.runner import run_spec as run
+    from harness.spec import RunSpec
+    from scenarios.base import Scenario
+
+#: Public name -> (module, attribute).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "Scenario": ("scenarios.base", "Scenario"),
+    "RunSpec": ("harness.spec", "RunSpec"),
+    "run": ("harness.runner", "run_spec"),
+    "FaultRule": ("fault_injectors.plan", "FaultRule"),
+    "FaultPlan": ("fault_injectors.plan", "FaultPlan"),
+    "check_source": ("harness.conformance.source_suite", "check_source"),
+    "check_sink": ("harness.conformance.sink_suite", "check_sink"),
+    "inspect_checkpoint": ("harness.inspector", "inspect_checkpoint"),
+}
+
+__all__ = ["FaultPlan", "FaultRule", "RunSpec", "Scenario", "check_sink", "check_source", "inspect_checkpoint", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # imported once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
