@@ -20,9 +20,10 @@ from typing import Any
 
 from harness.conformance.contexts import ContextFactory, NullContext, SourceContext, check_context
 from harness.conformance.loading import Ref, ref_of
+from harness.conformance.offset_checks import STABLE_ID
 from harness.conformance.reader import SourceUnderTest
 from harness.conformance.results import CheckResult, ConformanceReport
-from harness.conformance.source_checks import PURE_CHECKS, STABLE_ID, run_pure_checks
+from harness.conformance.source_checks import PURE_CHECKS, run_pure_checks
 from harness.conformance.source_probe import SourceProbe
 
 E2E_ID = "end-to-end"
