@@ -49,11 +49,12 @@ def _attr(cls: type, name: str, default: Any = None) -> Any:
     return value.__func__ if isinstance(value, staticmethod | classmethod) else value
 
 
-def record_check(
+def kit_check(
     record: Callable[[str, object], None], nodeid: str, report: ConformanceReport, check_id: str, seed: int | None
 ) -> None:
-    """The check's subject, id, status, seed, profile (``conformance``), kept work directory and replay command
-    as JUnit properties (``record_property``), so ``pytest --junitxml`` shows a CI dashboard how to rerun it."""
+    """Record the check's subject, id, status, seed, profile (``conformance``), kept work directory and replay
+    command as JUnit properties (``record_property``, so ``pytest --junitxml`` shows a CI dashboard how to rerun
+    it), then turn the check into the test's outcome (:func:`report_check`)."""
     result = report.by_id(check_id)
     kept = next((d.split("kept: ", 1)[1] for d in result.details if "directory kept: " in d), "")
     props = {
@@ -67,6 +68,7 @@ def record_check(
     }
     for key, value in props.items():
         record(key, value)
+    report_check(result)
 
 
 def report_check(result: CheckResult) -> None:
@@ -116,8 +118,7 @@ class SourceConformance:
         record_property: Callable[[str, object], None],
         request: pytest.FixtureRequest,
     ) -> None:
-        record_check(record_property, request.node.nodeid, conformance_report, check_id, None)
-        report_check(conformance_report.by_id(check_id))
+        kit_check(record_property, request.node.nodeid, conformance_report, check_id, None)
 
 
 class SinkConformance:
@@ -164,5 +165,4 @@ class SinkConformance:
         request: pytest.FixtureRequest,
     ) -> None:
         seed = _attr(type(self), "seed", SINK_SEED)
-        record_check(record_property, request.node.nodeid, conformance_report, check_id, seed)
-        report_check(conformance_report.by_id(check_id))
+        kit_check(record_property, request.node.nodeid, conformance_report, check_id, seed)
