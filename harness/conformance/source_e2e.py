@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from itertools import pairwise
 from pathlib import Path
 
 from harness.conformance.contexts import ContextFactory, feeds_data
@@ -37,22 +36,23 @@ CONTEXTLESS_KILL_BATCH = 3
 
 
 def offsets_behind(checkpoint: Path) -> tuple[list[str], int]:
-    """Each logged batch whose end offset is behind the previous batch's (leaf by leaf: a ``latestOffset``
-    that fell behind the checkpoint it was restarted from), named with both offsets; and the batches read."""
+    """Each logged batch the checkpoint inspector finds moving backwards from the batch before it
+    (``offset-regression``: a ``latestOffset`` that fell behind the checkpoint it was restarted from), named
+    with both offsets; and the number of logged batches."""
     from harness.conformance.offsets import regressions, short
-    from harness.inspector import CheckpointError, read_batches
+    from harness.inspector import CheckpointError, inspect_checkpoint
 
     try:
-        records = read_batches(checkpoint)
+        report = inspect_checkpoint(checkpoint, verify_checksums=False)
     except (CheckpointError, OSError):
         return [], 0
-    ends = [(r.batch_id, r.offsets.sources[0]) for r in records if r.offsets and r.offsets.sources]
+    logged = report.model.offsets
     bad = []
-    for (b0, e0), (b1, e1) in pairwise(ends):
-        back = regressions(e0, e1)
-        if back:
-            bad.append(f"batch {b1} ends at {short(e1)}, behind batch {b0}'s end {short(e0)} ({'; '.join(back[:3])})")
-    return bad, len(ends)
+    for b in sorted({f.batch_id for f in report.findings if f.id == "offset-regression" and f.batch_id is not None}):
+        e0, e1 = logged[b - 1].sources[0], logged[b].sources[0]
+        back = "; ".join(regressions(e0, e1)[:3]) or "the offset disappeared"
+        bad.append(f"batch {b} ends at {short(e1)}, behind batch {b - 1}'s end {short(e0)} ({back})")
+    return bad, len(logged)
 
 
 def behind_result(checkpoint: Path) -> CheckResult:
