@@ -10,7 +10,7 @@ driver at ``after_offsets_logged`` (the batch is re-run from its logged
 offsets), ``after_commit_logged`` (the next batch starts from the committed
 offset in a new process) and ``sink.commit.after`` (a committed batch is
 re-planned), one kill per round. Expected rows are the source's own rows of
-``[initialOffset, final checkpointed offset)``, read in the driver.
+``[initialOffset, end offset of the last committed batch)``, read in the driver.
 """
 
 from __future__ import annotations
