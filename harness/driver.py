@@ -8,7 +8,8 @@ per line on a private copy of stdout (fd 1 itself is pointed at stderr so
 nothing Spark prints can corrupt the protocol):
 
 - ``{"cmd": "open", "run_dir": D}``: make D the current run (its spec names
-  the scenario); answers ``{"event": "opened"}``.
+  the scenario, or its ``source_run.json`` the source under test: see
+  :func:`open_run`); answers ``{"event": "opened"}``.
 - ``{"cmd": "run"}``: run the scenario's query with ``Trigger.AvailableNow``
   until it has caught up with the tap; answers ``{"event": "caught_up", ...}``.
 - ``{"cmd": "check"}``: write the oracle's expected rows (batch transform over
@@ -33,13 +34,14 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from pyspark.errors import PySparkException, StreamingQueryException
 
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
 from harness.inspector import batch_ids, read_commit
+from harness.progress import ProgressLog, caught_up
 from harness.rundir import RunPaths
 from harness.session import DEFAULT_MASTER, build_session
 from harness.spec import RunSpec
@@ -61,76 +63,38 @@ def _send(out: IO[str], message: dict[str, Any]) -> None:
     out.flush()
 
 
-def _append_event(path: Path, f: str, value: dict[str, Any]) -> None:
-    line = json.dumps({"time_ns": time.time_ns(), "f": f, "value": value}, default=str) + "\n"
-    fd = os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o644)
-    try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
-
-
-def batch_summary(progress: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a ``StreamingQueryProgress`` JSON the history keeps."""
-    source = (progress.get("sources") or [{}])[0]
-    return {
-        "batch_id": progress.get("batchId"),
-        "rows": progress.get("numInputRows"),
-        "start": source.get("startOffset"),
-        "end": source.get("endOffset"),
-        "duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
-    }
-
-
-def progress_summary(progress: Any) -> dict[str, Any]:
-    """:func:`batch_summary` of a ``StreamingQueryProgress`` object (Spark Connect's
-    progress JSON lacks ``numInputRows``: it is taken from the object)."""
-    return batch_summary({**json.loads(progress.json), "numInputRows": progress.numInputRows})
-
-
 #: Runtime SQL confs the last query of this process set for its scenario.
 _SCENARIO_CONFS: set[str] = set()
 
 
-class ProgressLog:
-    """One StreamingQueryListener per session, writing completed batches to the
-    events file of whichever run is open (``events_path``)."""
+def apply_run_confs(spark: SparkSession, confs: dict[str, str]) -> None:
+    """Set ``confs`` for the next query, first unsetting what the previous run's query set
+    (a driver serves many runs in turn)."""
+    for key in _SCENARIO_CONFS - set(confs):
+        spark.conf.unset(key)
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    _SCENARIO_CONFS.clear()
+    _SCENARIO_CONFS.update(confs)
 
-    def __init__(self) -> None:
-        self.events_path: Path | None = None
-        self.seen: set[tuple[str, Any]] = set()
 
-    def install(self, spark: SparkSession) -> None:
-        from pyspark.sql.streaming import StreamingQueryListener
+class RunHandler(Protocol):
+    """What the driver does for the open run directory."""
 
-        log = self
+    def run(self) -> dict[str, Any]: ...
 
-        class Listener(StreamingQueryListener):
-            def onQueryStarted(self, event: Any) -> None:
-                if log.events_path:
-                    _append_event(log.events_path, "query_started", {"run_id": str(event.runId)})
+    def check(self) -> dict[str, Any]: ...
 
-            def onQueryProgress(self, event: Any) -> None:
-                summary = progress_summary(event.progress)
-                if log.events_path:
-                    _append_event(log.events_path, "batch", summary)
-                log.seen.add((str(event.progress.runId), summary["batch_id"]))
 
-            def onQueryIdle(self, event: Any) -> None:
-                pass
+def open_run(paths: RunPaths, incarnation: int, spark: SparkSession, progress: ProgressLog | None) -> RunHandler:
+    """The handler of the run in ``paths``: a scenario run (``spec.json``), or a source run
+    (``source_run.json``: a source under test feeding the parquet file sink, see
+    :mod:`harness.conformance.source_query`)."""
+    if paths.source_run.exists():
+        from harness.conformance.source_query import SourceQuery
 
-            def onQueryTerminated(self, event: Any) -> None:
-                if log.events_path:
-                    _append_event(log.events_path, "query_terminated", {"exception": event.exception})
-
-        spark.streams.addListener(Listener())
-
-    def wait_for(self, want: set[tuple[str, Any]], timeout_s: float = 5.0) -> None:
-        """Listener events arrive asynchronously: wait (briefly) until every batch
-        in ``want`` has been written, so the history stays in order."""
-        deadline = time.monotonic() + timeout_s
-        while not want <= self.seen and time.monotonic() < deadline:
-            time.sleep(0.02)
+        return SourceQuery(paths, incarnation, spark, progress)
+    return Driver(paths, incarnation, spark, progress)
 
 
 class Driver:
@@ -182,13 +146,7 @@ class Driver:
             watcher.stop()
 
     def _run_query(self) -> dict[str, Any]:
-        # A driver serves many runs: undo the previous scenario's runtime confs first.
-        for key in _SCENARIO_CONFS - set(self.scenario.confs):
-            self.spark.conf.unset(key)
-        for key, value in self.scenario.confs.items():
-            self.spark.conf.set(key, value)
-        _SCENARIO_CONFS.clear()
-        _SCENARIO_CONFS.update(self.scenario.confs)
+        apply_run_confs(self.spark, self.scenario.confs)
         stream = self.spark.readStream.format(FORMAT).options(**self._source_options()).load()
         writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
         try:
@@ -206,13 +164,7 @@ class Driver:
         error = query.exception()
         if error is not None:
             raise QueryFailed(str(error))
-        progress = query.recentProgress
-        batches = [progress_summary(p) for p in progress]
-        if self.progress is not None:
-            # Idle progress (no rows) reaches listeners as onQueryIdle, not onQueryProgress: wait only for real batches.
-            real = [(str(p.runId), b["batch_id"]) for p, b in zip(progress, batches, strict=True) if b["rows"]]
-            self.progress.wait_for(set(real))
-        return {"event": "caught_up", "batches": [b for b in batches if b["rows"]]}
+        return caught_up(query, self.progress)
 
     def check(self) -> dict[str, Any]:
         import pyarrow.parquet as pq
@@ -272,12 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(2, 1)
     os.environ[DRIVER_PGID_ENV] = str(os.getpgid(0))
     progress = ProgressLog()
-    driver: Driver | None = None
+    driver: RunHandler | None = None
     try:
         spark = build_session("exactly-once-harness", args.master, json.loads(args.confs))
         progress.install(spark)
         if args.open:
-            driver = Driver(RunPaths(Path(args.open)), args.incarnation, spark, progress)
+            driver = open_run(RunPaths(Path(args.open)), args.incarnation, spark, progress)
     except Exception as exc:  # reported to the runner, which names the log file
         _send(
             proto, {"event": "error", "message": f"driver start-up failed: {exc}", "traceback": traceback.format_exc()}
@@ -291,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             break
         try:
             if cmd == "open":
-                driver = Driver(RunPaths(Path(message["run_dir"])), args.incarnation, spark, progress)
+                driver = open_run(RunPaths(Path(message["run_dir"])), args.incarnation, spark, progress)
                 reply: dict[str, Any] = {"event": "opened", "run_dir": message["run_dir"]}
             elif cmd == "warm":
                 reply = warm(spark)

@@ -17,6 +17,11 @@ class RunPaths:
         return self.root / "spec.json"
 
     @property
+    def source_run(self) -> Path:
+        """A source run's spec (the source under test, its options and oracle), instead of ``spec.json``."""
+        return self.root / "source_run.json"
+
+    @property
     def tap(self) -> Path:
         return self.root / "tap.json"
 

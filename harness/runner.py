@@ -22,14 +22,12 @@ from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.nemesis import NemesisError, apply_nemesis
-from fault_injectors.observe import OBSERVATIONS_FILE
-from fault_injectors.plan import FaultRule
 from harness.checker import CheckResult
-from harness.driverproc import DriverProcess
-from harness.history import History, read_jsonl_from
+from harness.conductor import Conductor, HarnessError, QueryFailedError
+from harness.history import History
 from harness.inspector import latest_batch_id, summarize
 from harness.outcome import RunOutcome
-from harness.pool import DriverPool, DriverStartError
+from harness.pool import DriverPool
 from harness.rundir import RunPaths
 from harness.schedule import Schedule, build_schedule
 from harness.spec import RunSpec
@@ -38,13 +36,7 @@ from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
 from scenarios.tap import advance, init_tap
 
-
-class HarnessError(RuntimeError):
-    """The harness could not produce a verdict (infrastructure, not the pipeline)."""
-
-
-class QueryFailedError(HarnessError):
-    """The streaming query refused to continue (a loud failure, e.g. after checkpoint damage)."""
+__all__ = ["HarnessError", "QueryFailedError", "Runner", "run_spec"]
 
 
 class Runner:
@@ -70,11 +62,8 @@ class Runner:
                 f"run directory {paths.root} already holds a run ({paths.history.name}); give each run a new directory"
             )
         self.started = time.monotonic()
-        self._event_offsets: dict[int, int] = {}
-        self._ledger_seen = 0
-        self._obs_offset = 0
-        self.kills_fired: list[dict[str, Any]] = []
         self.history: History | None = None
+        self.conductor: Conductor | None = None
 
     def echo(self, message: str) -> None:
         self._echo(f"[{time.monotonic() - self.started:7.1f}s] {message}")
@@ -94,6 +83,14 @@ class Runner:
         self.schedule.plan.save(self.paths.faults / "plan.json")
         init_tap(self.paths.tap, sc.partitions)
         self.history = History(self.paths.history)
+        self.conductor = Conductor(
+            self.paths,
+            self.pool,
+            self.history,
+            self.echo,
+            self.spec.command_timeout_s,
+            limit=lambda: len(self.schedule.plan.rules) + 2,
+        )
         self.echo(f"scenario {sc.name}: {sc.summary}; seed {self.spec.seed}; run dir {self.paths.root}")
         for line in self.schedule.describe():
             self.echo("  " + line)
@@ -124,7 +121,7 @@ class Runner:
         finally:
             self._shutdown()
             self.history.close()
-        outcome.kills_fired = self.kills_fired
+        outcome.kills_fired = self.conductor.kills_fired
         outcome.batches = batches_json(self.paths.checkpoint)
         if outcome.verdict != "exactly-once":
             sink_dir = self.paths.output if (self.paths.output / "_spark_metadata").is_dir() else None
@@ -150,7 +147,7 @@ class Runner:
                 batch = latest_batch_id(self.paths.checkpoint)
                 idx = self._record("info", "runner", "nemesis", {"name": op.name, "damage": what, "batch": batch})
                 desc = f"nemesis {op.name}: {what}"
-                self.kills_fired.append(
+                self.conductor.kills_fired.append(
                     {
                         "history_index": idx,
                         "id": op.name,
@@ -182,118 +179,12 @@ class Runner:
 
     # -- driver management -----------------------------------------------------
     def _record(self, type: str, process: str, f: str, value: dict[str, Any], time_ns: int | None = None) -> int:
-        assert self.history is not None
-        return self.history.append(type, process, f, value, time_ns).index
-
-    def _ensure_driver(self) -> DriverProcess:
-        """The pool's driver with this run open (starting a driver if none is alive)."""
-        try:
-            drv, startup_s = self.pool.start()
-        except DriverStartError as exc:
-            self._record("fail", "runner", "start_driver", {"reason": str(exc).splitlines()[0]})
-            raise HarnessError(str(exc)) from None
-        if startup_s:
-            self._record("ok", "runner", "start_driver", {"driver": drv.name, "pid": drv.pid, "startup_s": startup_s})
-            self.echo(f"{drv.name} ready (pid {drv.pid}, {startup_s:.1f} s to start Spark)")
-        try:
-            msg = self.pool.open(self.paths.root, self.spec.command_timeout_s)
-        except TimeoutError:
-            msg = {"event": "error", "message": "no answer to 'open'"}
-        if msg is None or msg.get("event") != "opened":
-            self.pool.discard()
-            reason = (msg or {}).get("message", "the driver died")
-            raise HarnessError(f"{drv.name} could not open run {self.paths.root}: {reason}\n  log: {drv.log_path}")
-        return drv
+        assert self.conductor is not None
+        return self.conductor.record(type, process, f, value, time_ns)
 
     def _drive(self, cmd: str) -> dict[str, Any]:
-        """Send ``cmd`` until a driver completes it, replacing killed drivers."""
-        limit = len(self.schedule.plan.rules) + 2
-        for _attempt in range(limit + 1):
-            drv = self._ensure_driver()
-            self._record("invoke", drv.name, cmd, {})
-            msg: dict[str, Any] | None = None
-            if drv.send({"cmd": cmd}):
-                try:
-                    msg = drv.receive(self.spec.command_timeout_s)
-                except TimeoutError:
-                    self._merge(drv)
-                    self._record("info", drv.name, "hung", {"cmd": cmd, "timeout_s": self.spec.command_timeout_s})
-                    self.pool.discard()
-                    raise HarnessError(
-                        f"watchdog: {drv.name} did not finish '{cmd}' within {self.spec.command_timeout_s:.0f} s "
-                        f"and was killed\n  log: {drv.log_path}\n{drv.log_tail()}"
-                    ) from None
-            new_faults = self._merge(drv)
-            if msg is None:
-                self._on_death(drv, cmd, new_faults)
-                continue
-            if msg.get("event") == "error" and new_faults:
-                # An injected exception / worker exit failed the query; the driver
-                # survives, so restart the query in it (a soft fault).
-                self._record("fail", drv.name, cmd, {"message": msg.get("message"), "soft_fault": True})
-                self.echo(f"query failed after injected fault(s); restarting the query in {drv.name}")
-                continue
-            if msg.get("event") == "error":
-                self._record("fail", drv.name, cmd, {"message": msg.get("message")})
-                if msg.get("query_failed"):
-                    raise QueryFailedError(
-                        f"the streaming query failed loudly in {drv.name}: {msg.get('message')}\n  log: {drv.log_path}"
-                    )
-                raise HarnessError(
-                    f"'{cmd}' failed in {drv.name}: {msg.get('message')}\n  log: {drv.log_path}\n"
-                    + str(msg.get("traceback", ""))[-2000:]
-                )
-            self._record("ok", drv.name, cmd, {k: v for k, v in msg.items() if k != "event"})
-            return msg
-        raise HarnessError(
-            f"'{cmd}' did not complete after {limit} restarts of the driver or the query; "
-            "a fault that fires on every attempt (times=null) keeps the query from making progress"
-        )
-
-    def _on_death(self, drv: DriverProcess, cmd: str, new_faults: list[dict[str, Any]]) -> None:
-        rc = drv.wait_exit(10)
-        self.pool.discard()
-        if not new_faults:
-            self._record("fail", drv.name, "crash", {"returncode": rc, "cmd": cmd})
-            raise HarnessError(
-                f"{drv.name} died during '{cmd}' (exit code {rc}) with no planned fault firing\n"
-                f"  log: {drv.log_path}\n{drv.log_tail()}"
-            )
-        batch = new_faults[-1].get("batch")
-        self._record("info", drv.name, "crash", {"returncode": rc, "batch": batch, "batch_outcome": "unknown"})
-        self.echo(f"{drv.name} killed (exit {rc}); restarting from the checkpoint")
-
-    def _merge(self, drv: DriverProcess) -> list[dict[str, Any]]:
-        """Move new driver events and fault-ledger records into the history, in time order."""
-        events, self._event_offsets[drv.incarnation] = read_jsonl_from(
-            self.paths.driver_events(drv.incarnation), self._event_offsets.get(drv.incarnation, 0)
-        )
-        observations, self._obs_offset = read_jsonl_from(self.paths.faults / OBSERVATIONS_FILE, self._obs_offset)
-        ledger = read_ledger(self.paths.faults)
-        new_faults = ledger[self._ledger_seen :]
-        self._ledger_seen = len(ledger)
-        items = [(e["time_ns"], "event", e) for e in [*events, *observations]]
-        items += [(k["time_ns"], "fault", k) for k in new_faults]
-        for t, what, item in sorted(items, key=lambda x: x[0]):
-            if what == "fault":
-                rule = FaultRule.from_dict(item["rule"])
-                batch = item.get("batch", rule.batch)
-                desc = f"{rule.id}: {rule.describe().replace('batch any', f'batch {batch}')}"
-                if item["context"].get("description"):  # a sink.step fault: the step it came after
-                    desc += f": {item['context']['description']}"
-                f = "kill" if rule.action in ("kill_process_group", "kill_executor") else "fault"
-                idx = self._record("info", drv.name, f, {**item, "description": desc}, t)
-                fired = {"history_index": idx, "id": rule.id, "point": rule.point, "action": rule.action}
-                self.kills_fired.append({**fired, "batch": batch, "description": desc, "context": item["context"]})
-                self.echo(f"FAULT fired {desc}")
-            else:
-                self._record("ok", drv.name, item["f"], item["value"], t)
-                if item["f"] == "batch" and item["value"].get("rows"):
-                    v = item["value"]
-                    self.echo(
-                        f"{drv.name} batch {v['batch_id']} committed: {v['rows']} rows {v['start']} -> {v['end']}"
-                    )
-        return new_faults
+        assert self.conductor is not None
+        return self.conductor.drive(cmd)
 
     def _shutdown(self) -> None:
         """Close the pool if this runner owns it (a shared pool stays for the next run)."""
@@ -302,7 +193,9 @@ class Runner:
 
     # -- verdict -----------------------------------------------------------------
     def _check(self) -> CheckResult:
-        result = check_run_dir(self.paths.oracle, self.paths.checkpoint, self.kills_fired, self.scenario.identity)
+        assert self.conductor is not None
+        fired = self.conductor.kills_fired
+        result = check_run_dir(self.paths.oracle, self.paths.checkpoint, fired, self.scenario.identity)
         self._record("ok", "runner", "check", {"verdict": result.verdict, "counts": result.counts()})
         return result
 

@@ -136,7 +136,7 @@ def run_certify(
 
     rows = [r for r in ROWS if only is None or r.key in only]
     table, timelines = [], {}
-    # One driver pool for every sink row, with a warm standby: a row starts on the previous row's driver and a
+    # One driver pool for every row, with a warm standby: a row starts on the previous row's driver and a
     # killed driver is replaced by one whose JVM and Python workers are already up. Each kill is still a SIGKILL.
     pool = DriverPool(workdir / "drivers", DEFAULT_MASTER, {}, standby=True)
     try:
@@ -167,7 +167,7 @@ def _measure_row(
         echo(f"certify {row.key}: {len(row.kill_points)} kill(s) at {', '.join(row.kill_points)}")
         try:
             got = (
-                measure_source(row, run_dir, echo)
+                measure_source(row, run_dir, pool, echo)
                 if row.kind == "source"
                 else measure_sink(row, run_dir, seed, pool, echo)
             )

@@ -175,12 +175,13 @@ def source_spec(kind: str, workdir: Path) -> tuple[dict[str, Any], Callable[[int
     }, write_file
 
 
-def measure_source(row: Row, run_dir: Path, echo: Callable[[str], None]) -> dict[str, Any]:
-    from harness.conformance.stream_runs import run_stream
+def measure_source(row: Row, run_dir: Path, pool: Any, echo: Callable[[str], None]) -> dict[str, Any]:
+    """One end-to-end source run of the row's source into the parquet file sink, on the shared driver ``pool``."""
+    from harness.conformance.source_run import run_source
 
     assert row.source is not None
     spec, feed = source_spec(row.source, run_dir.parent / f"{run_dir.name}-data")
-    outcome = run_stream(run_dir, spec, feed, 2, row.kill_points, echo)
+    outcome = run_source(run_dir, spec, feed, 2, row.kill_points, echo, pool=pool)
     result = outcome.result
     anomalies = [a.__dict__ | {"fault": None} for a in result.anomalies] if result else []
     if outcome.verdict == "unknown":

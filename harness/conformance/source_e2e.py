@@ -4,7 +4,7 @@ parquet file sink must be exactly-once.
 The file sink is exactly-once on its own (its ``_spark_metadata`` log hides
 files of uncommitted attempts), so any lost, duplicated or changed row comes
 from the source: offsets that do not replay, reads that differ on a replay,
-data that moved. The run (:func:`harness.conformance.stream_runs.run_stream`)
+data that moved. The run (:func:`harness.conformance.source_run.run_source`)
 feeds one round of data through the external context per kill and kills the
 driver at ``after_offsets_logged`` (the batch is re-run from its logged
 offsets), ``after_commit_logged`` (the next batch starts from the committed
@@ -23,7 +23,7 @@ from harness.conformance.contexts import ContextFactory, feeds_data
 from harness.conformance.loading import Ref, add_import_root
 from harness.conformance.reader import SourceUnderTest
 from harness.conformance.results import CheckResult
-from harness.conformance.stream_runs import StreamOutcome, run_stream
+from harness.conformance.source_run import SourceOutcome, run_source
 from harness.rowdiff import row_diff
 
 KILL_POINTS = ("after_offsets_logged", "after_commit_logged", "sink.commit.after")
@@ -74,7 +74,7 @@ def behind_result(checkpoint: Path) -> CheckResult:
     return CheckResult(BEHIND_ID, "pass", f"the end offsets of all {n} logged batches only move forward")
 
 
-def describe_anomalies(outcome: StreamOutcome) -> list[str]:
+def describe_anomalies(outcome: SourceOutcome) -> list[str]:
     """Lines naming each anomaly kind with counts and the first rows (batch and preceding kill if known)."""
     result = outcome.result
     if result is None:
@@ -123,7 +123,7 @@ def run_end_to_end(
             ctx.add_data(batch_rows)
             return {"rows": batch_rows if feeds else 0}
 
-        outcome = run_stream(
+        outcome = run_source(
             workdir / "run", spec, feed, rounds, points, echo, kill_batch=kill_batch, kills_optional=not feeds
         )
     finally:
@@ -133,7 +133,7 @@ def run_end_to_end(
     return main, behind
 
 
-def _verdict(outcome: StreamOutcome, keep: bool, workdir: Path) -> CheckResult:
+def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckResult:
     fired = ", ".join(f"{k['point']} (batch {k['batch']})" for k in outcome.kills_fired) or "none"
     if outcome.stalls:
         return CheckResult(

@@ -142,7 +142,7 @@ def test_stable_warning_becomes_a_failure_only_when_the_end_to_end_shows_a_conse
 def test_oracle_ends_at_the_last_committed_batch_not_the_last_logged(tmp_path: Path) -> None:
     """A query stopped after its batches may have logged one more batch it never ran (measured in CI: 4 rows
     'lost' that were in offsets/N but not yet in the sink); the oracle must not expect them."""
-    from harness.conformance.stream_child import committed_end
+    from harness.conformance.source_query import committed_end
 
     ckpt = tmp_path / "ckpt"
     (ckpt / "offsets").mkdir(parents=True)

@@ -1,50 +1,46 @@
-"""Child driver for end-to-end source runs: ``python -m harness.conformance.stream_child RUN_DIR``.
+"""A source run inside the harness's child driver: the source under test feeding the parquet file sink.
 
-Why a driver of its own: the harness's driver (``harness.driver``) always reads
-the replayable source, its oracle is a batch read of that source, and its
-verdict locates rows by the replayable source's ``{"<partition>": offset}``
-offsets. Here the *source* is what is under test (a user's Python source, or
-Spark's ``rate`` / ``rate-micro-batch`` / file source), the sink is the parquet
-file sink (exactly-once, so any anomaly is the source's), and the oracle is
-computed per source kind from the offsets of the last committed batch.
+The harness driver (:func:`harness.driver.open_run`) opens a run directory that
+holds ``source_run.json`` with :class:`SourceQuery` instead of a scenario. Here
+the *source* is what is under test (a user's Python source, or Spark's
+``rate`` / ``rate-micro-batch`` / file source), the sink is the parquet file
+sink (exactly-once, so any anomaly is the source's), and the oracle is computed
+per source kind from the offsets of the last committed batch.
 
-Line protocol as in ``harness.driver`` (stdout is moved to stderr; answers go to
-a private copy of fd 1): ``{"cmd": "run"}`` runs the query with
-``Trigger.AvailableNow`` (checkpoint watcher armed with the run's fault plan)
-and answers ``caught_up``; with ``batches_per_run`` = n in the spec (a source
+``run`` runs the query with ``Trigger.AvailableNow`` (checkpoint watcher armed
+with the run's fault plan); with ``batches_per_run`` = n in the spec (a source
 whose data arrives by itself, where one ``availableNow`` query sees one
 ``latestOffset``) it runs a 100 ms processing-time trigger until n more batches
-have committed (or none for ``STALL_S``); ``{"cmd": "check"}`` writes ``oracle/expected.parquet``
-and ``oracle/observed.parquet``; ``{"cmd": "warm"}`` starts the Python workers
-(a standby driver does this while it waits); ``{"cmd": "exit"}`` stops. The run directory
-holds ``stream.json`` (the :func:`source spec <read_spec>`), ``checkpoint/``,
-``output/``, ``faults/``.
+have committed (or none for ``STALL_S``). ``check`` writes
+``oracle/expected.parquet`` and ``oracle/observed.parquet``.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-import os
-import sys
-import traceback
+import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
+
+from harness.rundir import RunPaths
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-SPEC_FILE = "stream.json"
+    from harness.progress import ProgressLog
+
 #: With ``batches_per_run``: a query that commits no batch for this long has no new data; it is stopped.
 STALL_S = 10.0
 
 
-def read_spec(run_dir: Path) -> dict[str, Any]:
-    """``stream.json``: ``kind`` (``python`` | ``rate`` | ``rate-micro-batch`` | ``file``),
+def read_spec(paths: RunPaths) -> dict[str, Any]:
+    """``source_run.json``: ``kind`` (``python`` | ``rate`` | ``rate-micro-batch`` | ``file``),
     ``format``, ``options``, ``python_ref`` ([module, class] for ``python``),
     ``schema`` (DDL, file source), ``input`` (file source directory), ``compare``
-    (columns the verdict compares; ``null`` = all), ``batches_per_run`` (optional, see ``run``)."""
-    return dict(json.loads((run_dir / SPEC_FILE).read_text()))
+    (columns the verdict compares; ``null`` = all), ``identity`` (columns that
+    name a row), ``batches_per_run`` (optional, see the module docstring)."""
+    return dict(json.loads(paths.source_run.read_text()))
 
 
 def committed_end(checkpoint: Path) -> Any:
@@ -57,16 +53,15 @@ def committed_end(checkpoint: Path) -> Any:
     return read_offsets(checkpoint, ids[-1]).sources[0] if ids else None
 
 
-def _send(out: IO[str], message: dict[str, Any]) -> None:
-    out.write(json.dumps(message, default=str) + "\n")
-    out.flush()
+class SourceQuery:
+    """The run handler of a source run (``run`` and ``check``, as the driver's protocol asks)."""
 
-
-class StreamChild:
-    def __init__(self, spark: SparkSession, run_dir: Path) -> None:
-        self.spark, self.run_dir = spark, run_dir
-        self.spec = read_spec(run_dir)
-        self.checkpoint, self.output = run_dir / "checkpoint", run_dir / "output"
+    def __init__(self, paths: RunPaths, incarnation: int, spark: SparkSession, progress: ProgressLog | None) -> None:
+        self.spark, self.paths, self.progress = spark, paths, progress
+        self.spec = read_spec(paths)
+        self.checkpoint, self.output = paths.checkpoint, paths.output
+        if progress is not None:
+            progress.events_path = paths.driver_events(incarnation)
         self.source_cls: Any = None
         if self.spec["kind"] == "python":
             module, attr = self.spec["python_ref"]
@@ -84,8 +79,11 @@ class StreamChild:
     def run(self) -> dict[str, Any]:
         from fault_injectors.crash import FaultSite
         from fault_injectors.watcher import CheckpointWatcher
+        from harness.driver import apply_run_confs
+        from harness.progress import caught_up
 
-        site = FaultSite(self.run_dir / "faults", self.checkpoint)
+        apply_run_confs(self.spark, {})
+        site = FaultSite(self.paths.faults, self.checkpoint)
         watcher = CheckpointWatcher(site, self.checkpoint, self.output)
         if watcher.needed():
             watcher.start()
@@ -105,20 +103,11 @@ class StreamChild:
                 query.awaitTermination()
         finally:
             watcher.stop()
-        batches = []
-        for p in query.recentProgress:
-            prog = json.loads(p.json)
-            src = (prog.get("sources") or [{}])[0]
-            batches.append(
-                {"batch_id": prog.get("batchId"), "rows": prog.get("numInputRows"), "end": src.get("endOffset")}
-            )
-        return {"event": "caught_up", "batches": [b for b in batches if b["rows"]]}
+        return caught_up(query, self.progress)
 
     def _await_batches(self, query: Any, n: int) -> None:
         """Let ``query`` commit ``n`` batches beyond what the checkpoint held at its start, then stop it; stop
         sooner when no batch commits for ``STALL_S`` (a source without new data). A failed query raises."""
-        import time
-
         from harness.inspector import batch_ids
 
         def committed() -> int:
@@ -168,7 +157,7 @@ class StreamChild:
     def check(self) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        oracle = self.run_dir / "oracle"
+        oracle = self.paths.oracle
         oracle.mkdir(exist_ok=True)
         expected = self.expected()
         if (self.output / "_spark_metadata").is_dir():
@@ -182,48 +171,3 @@ class StreamChild:
             pq.write_table(table, oracle / f"{name}.parquet")
             counts[f"{name}_rows"] = table.num_rows
         return {"event": "checked", **counts}
-
-
-def warm(spark: SparkSession) -> dict[str, Any]:
-    """Start the Python workers with a throw-away job (a standby does this while it waits)."""
-    spark.createDataFrame([(1,), (2,)], "x INT").rdd.map(lambda r: r[0] + 1).collect()
-    return {"event": "warmed"}
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    run_dir = Path(args[0])
-    proto = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    from fault_injectors.crash import DRIVER_PGID_ENV
-    from harness.session import build_session
-
-    os.environ[DRIVER_PGID_ENV] = str(os.getpgid(0))
-    try:
-        spark = build_session("harness-stream-child")
-        child = StreamChild(spark, run_dir)
-    except Exception as exc:
-        _send(proto, {"event": "error", "message": f"start-up failed: {exc}", "traceback": traceback.format_exc()})
-        return 2
-    _send(proto, {"event": "ready", "pid": os.getpid(), "pgid": os.getpgid(0)})
-    for line in sys.stdin:
-        cmd = json.loads(line).get("cmd")
-        if cmd == "exit":
-            break
-        try:
-            if cmd == "warm":
-                reply = warm(spark)
-            elif cmd in ("run", "check"):
-                reply = child.run() if cmd == "run" else child.check()
-            else:
-                reply = {"event": "error", "message": f"unknown command {cmd!r}"}
-        except Exception as exc:
-            first = str(exc).split("\n=== Streaming Query ===")[0]
-            reply = {"event": "error", "message": first, "traceback": traceback.format_exc()}
-        _send(proto, reply)
-    spark.stop()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
