@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import shutil
 import tempfile
@@ -83,13 +84,20 @@ def _saved_bundle(record: Path) -> Path | None:
 
 
 def _save_failure(record: Path, nodeid: str, bundle: Path) -> Path:
-    """Copy ``bundle`` under ``.harness/bundles`` (tmp dirs do not last) and remember it for ``nodeid``."""
+    """Copy ``bundle`` under ``.harness/bundles`` (tmp dirs do not last) and remember it for ``nodeid``.
+    Both are keyed by the test id and written atomically (a copy beside them, then a rename), so pytest-xdist
+    workers, or a run cut short, never leave another test's record or a half-written one."""
     keep = (Path(".harness") / "bundles" / record.stem).resolve()
     if keep != bundle.resolve():
+        staged = keep.with_name(f".{keep.name}.{os.getpid()}")
+        shutil.rmtree(staged, ignore_errors=True)
+        shutil.copytree(bundle, staged)
         shutil.rmtree(keep, ignore_errors=True)
-        shutil.copytree(bundle, keep)
+        os.replace(staged, keep)
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"nodeid": nodeid, "bundle": str(keep)}))
+    tmp = record.with_name(f".{record.name}.{os.getpid()}")
+    tmp.write_text(json.dumps({"nodeid": nodeid, "bundle": str(keep)}))
+    os.replace(tmp, record)
     return keep
 
 

@@ -21,13 +21,20 @@ reason. Optional attributes: ``skip`` (check ids), sources ``end_to_end``
 ``crash-anywhere``, default 30; ``None``: every step of the census batch) and
 ``wrappers`` (the wrapped functions it aims at; default all), ``seed`` (default 5).
 Every test records its subject, check, status, seed, profile, kept work directory
-and replay command as JUnit properties (``pytest --junitxml``).
+and replay command as JUnit properties (``pytest --junitxml``), and a failing check's
+message ends with its seed and rerun command. Under pytest-xdist the checks of a class
+still run once per session (:func:`shared_report`), whichever worker its tests land on.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import inspect
+import json
+import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,11 +75,39 @@ def kit_check(
     }
     for key, value in props.items():
         record(key, value)
-    report_check(result)
+    seeded = "no seed (deterministic checks)" if seed is None else f"seed {seed}"
+    report_check(result, f"{seeded}; rerun: pytest '{nodeid}'")
 
 
-def report_check(result: CheckResult) -> None:
-    """Turn one check result into a pytest outcome."""
+def shared_report(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    compute: Callable[[Path], ConformanceReport],
+) -> ConformanceReport:
+    """The class's report, computed once per test session in a new work directory: under pytest-xdist the
+    first worker to need it computes it (under a file lock in the session's shared temp directory) and every
+    other worker that runs one of the class's tests reads it, so no check (and no SIGKILL run) is repeated
+    whichever way ``--dist`` spreads the tests."""
+    workdir = tmp_path_factory.mktemp(request.node.name)
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return compute(workdir)
+    shared = tmp_path_factory.getbasetemp().parent / "harness-kit-reports"
+    shared.mkdir(exist_ok=True)
+    key = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
+    done = shared / f"{key}.json"
+    with open(shared / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if compute raises
+        if done.exists():
+            return ConformanceReport.from_json(json.loads(done.read_text()))
+        report = compute(workdir)
+        tmp = done.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(report.dumps())
+        os.replace(tmp, done)
+        return report
+
+
+def report_check(result: CheckResult, rerun: str = "") -> None:
+    """Turn one check result into a pytest outcome (a failure ends with ``rerun``: its seed and command)."""
     if result.status == "skip":
         pytest.skip(f"{result.id}: {result.summary}")
     if result.status in ("fail", "error"):
@@ -81,6 +116,8 @@ def report_check(result: CheckResult) -> None:
             lines.append(f"  fix: {result.fix}")
         if result.rows:
             lines.append(result.rows)
+        if rerun:
+            lines.append(rerun)
         pytest.fail("\n".join(lines), pytrace=False)
 
 
@@ -99,15 +136,19 @@ class SourceConformance:
         source = _attr(cls, "source")
         if source is None:
             pytest.fail(f"{cls.__name__}: set the class attribute 'source' to your DataSource subclass", pytrace=False)
-        yield check_source(
-            source,
-            _attr(cls, "options", {}),
-            _attr(cls, "context"),
-            workdir=tmp_path_factory.mktemp(cls.__name__),
-            skip=_attr(cls, "skip", ()),
-            end_to_end=_attr(cls, "end_to_end", True),
-            kills=_attr(cls, "kills", 2),
-            echo=lambda m: None,
+        yield shared_report(
+            request,
+            tmp_path_factory,
+            lambda workdir: check_source(
+                source,
+                _attr(cls, "options", {}),
+                _attr(cls, "context"),
+                workdir=workdir,
+                skip=_attr(cls, "skip", ()),
+                end_to_end=_attr(cls, "end_to_end", True),
+                kills=_attr(cls, "kills", 2),
+                echo=lambda m: None,
+            ),
         )
 
     @pytest.mark.parametrize("check_id", SOURCE_CHECK_IDS)
@@ -140,20 +181,24 @@ class SinkConformance:
         sink, read_back = _attr(cls, "sink"), _attr(cls, "read_back")
         if sink is None or read_back is None:
             pytest.fail(f"{cls.__name__}: set the class attributes 'sink' and 'read_back'", pytrace=False)
-        yield check_sink(
-            sink,
-            read_back,
-            _attr(cls, "options", {}),
-            guarantee=_attr(cls, "guarantee", "exactly-once"),
-            faults=_attr(cls, "faults", "mixed"),
-            points=_attr(cls, "points", SINK_POINTS),
-            workdir=tmp_path_factory.mktemp(cls.__name__),
-            skip=_attr(cls, "skip", ()),
-            crash_points=_attr(cls, "crash_points", True),
-            steps=_attr(cls, "steps", DEFAULT_STEPS),
-            wrappers=_attr(cls, "wrappers", ()),
-            seed=_attr(cls, "seed", SINK_SEED),
-            echo=lambda m: None,
+        yield shared_report(
+            request,
+            tmp_path_factory,
+            lambda workdir: check_sink(
+                sink,
+                read_back,
+                _attr(cls, "options", {}),
+                guarantee=_attr(cls, "guarantee", "exactly-once"),
+                faults=_attr(cls, "faults", "mixed"),
+                points=_attr(cls, "points", SINK_POINTS),
+                workdir=workdir,
+                skip=_attr(cls, "skip", ()),
+                crash_points=_attr(cls, "crash_points", True),
+                steps=_attr(cls, "steps", DEFAULT_STEPS),
+                wrappers=_attr(cls, "wrappers", ()),
+                seed=_attr(cls, "seed", SINK_SEED),
+                echo=lambda m: None,
+            ),
         )
 
     @pytest.mark.parametrize("check_id", SINK_CHECK_IDS)

@@ -168,3 +168,14 @@ class ConformanceReport:
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, default=str)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> ConformanceReport:
+        """The report :meth:`to_json` wrote (its derived fields are recomputed, not read)."""
+        checks = [
+            CheckResult(**{**c, "details": tuple(c.get("details", ())), "observed": tuple(c.get("observed", ()))})
+            for c in doc["checks"]
+        ]
+        return cls(
+            doc["subject"], doc["kind"], checks, doc.get("guarantee"), doc.get("duration_s", 0.0), doc.get("steps", {})
+        )

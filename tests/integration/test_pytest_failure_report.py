@@ -14,11 +14,12 @@ import pytest
 
 from fault_injectors.plan import FaultRule
 from harness.bundle import write_bundle
+from harness.procs import TOKEN_PREFIX_ENV
 from harness.report import to_json
 from harness.rowdiff import DIFF_FILE, HEADER
 from harness.runner import run_spec
 from harness.spec import RunSpec
-from tests.integration.clirun import leftover_processes
+from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 
 pytest_plugins = ["pytester"]
 
@@ -32,7 +33,9 @@ def test_my_sink_is_exactly_once(chaos_run):
 """
 
 
-def test_failing_chaos_run_shows_rows_and_junit_properties(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_failing_chaos_run_shows_rows_and_junit_properties(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = RunSpec(
         "foreachbatch_append_naive",
         3,
@@ -50,6 +53,7 @@ def test_failing_chaos_run_shows_rows_and_junit_properties(pytester: pytest.Pyte
     assert diff_file.startswith(HEADER) and "\x1b[" not in diff_file
 
     pytester.makepyfile(test_user=USER_TESTS)
+    monkeypatch.setenv(TOKEN_PREFIX_ENV, TOKEN_PREFIX)  # the run's drivers carry our prefix: leftovers are seen
     xml = pytester.path / "out.xml"
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--harness-replay", str(bundle), f"--junitxml={xml}", timeout=600

@@ -55,6 +55,11 @@ def test_report_exit_codes_and_rendering() -> None:
     assert "... and 4 more" in text and "fix: fix it" in text
     doc = json.loads(report.dumps())
     assert doc["exit_code"] == 1 and [c["id"] for c in doc["checks"]] == ["x", "y", "z", "w"]
+    # What an xdist worker reads back from the worker that ran the checks is the same report.
+    report.checks.append(CheckResult("v", "fail", "rows", ("a",), "", ("duplicate",), 1.5, "+--+"))
+    report.guarantee, report.steps = {"declared": "exactly-once", "measured": "at-least-once"}, {"census": 3}
+    again = ConformanceReport.from_json(json.loads(report.dumps()))
+    assert again == report and again.render_text() == report.render_text()
 
 
 @pytest.mark.parametrize(
