@@ -314,7 +314,7 @@ COMMANDS.setdefault(
 COMMANDS.setdefault(
     "cds",
     ("build the driver's JVM class-data archive if missing (set-up does this)", lambda p: None,
-     lambda a: __import__("harness.cds", fromlist=["main"]).main([])),
+     lambda a: __import__("harness.cds_build", fromlist=["main"]).main([])),
 )  # fmt: skip
 
 

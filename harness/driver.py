@@ -26,12 +26,10 @@ they happen.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
-import shutil
 import sys
-import tempfile
-import time
 import traceback
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -43,12 +41,12 @@ from fault_injectors.watcher import CheckpointWatcher
 from harness.inspector import batch_ids, read_commit
 from harness.progress import ProgressLog, caught_up
 from harness.rundir import RunPaths
-from harness.session import DEFAULT_MASTER, build_session
+from harness.session import DEFAULT_MASTER, apply_run_confs, build_session
 from harness.spec import RunSpec
+from harness.warm import warm
 from scenarios import Scenario, SinkContext, get_scenario
 from scenarios.base import OracleContext
 from scenarios.replayable_source import FORMAT
-from scenarios.tap import advance, init_tap
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -63,21 +61,6 @@ def _send(out: IO[str], message: dict[str, Any]) -> None:
     out.flush()
 
 
-#: Runtime SQL confs the last query of this process set for its scenario.
-_SCENARIO_CONFS: set[str] = set()
-
-
-def apply_run_confs(spark: SparkSession, confs: dict[str, str]) -> None:
-    """Set ``confs`` for the next query, first unsetting what the previous run's query set
-    (a driver serves many runs in turn)."""
-    for key in _SCENARIO_CONFS - set(confs):
-        spark.conf.unset(key)
-    for key, value in confs.items():
-        spark.conf.set(key, value)
-    _SCENARIO_CONFS.clear()
-    _SCENARIO_CONFS.update(confs)
-
-
 class RunHandler(Protocol):
     """What the driver does for the open run directory."""
 
@@ -87,13 +70,17 @@ class RunHandler(Protocol):
 
 
 def open_run(paths: RunPaths, incarnation: int, spark: SparkSession, progress: ProgressLog | None) -> RunHandler:
-    """The handler of the run in ``paths``: a scenario run (``spec.json``), or a source run
-    (``source_run.json``: a source under test feeding the parquet file sink, see
-    :mod:`harness.conformance.source_query`)."""
+    """The handler of the run in ``paths``: a scenario run (``spec.json``), or the handler that the run's
+    ``source_run.json`` names as ``"handler": "module:Class"`` (a source under test feeding the parquet file
+    sink: :mod:`harness.conformance.source_query`), called as ``Class(paths, incarnation, spark, progress)``.
+    The engine names no caller's module: the run directory does."""
     if paths.source_run.exists():
-        from harness.conformance.source_query import SourceQuery
-
-        return SourceQuery(paths, incarnation, spark, progress)
+        ref = json.loads(paths.source_run.read_text()).get("handler", "")
+        module, _, attr = ref.partition(":")
+        if not module or not attr:
+            raise ValueError(f"{paths.source_run}: 'handler' must name the run's handler as 'module:Class'")
+        handler: RunHandler = getattr(importlib.import_module(module), attr)(paths, incarnation, spark, progress)
+        return handler
     return Driver(paths, incarnation, spark, progress)
 
 
@@ -181,32 +168,6 @@ class Driver:
             pq.write_table(table, self.paths.oracle / f"{name}.parquet")
             counts[f"{name}_rows"] = table.num_rows
         return {"event": "checked", **counts}
-
-
-def warm(spark: SparkSession) -> dict[str, Any]:
-    """Start the Python workers a harness query needs (data source lookup,
-    planning, the streaming source runner, readers) with a tiny throw-away
-    query, so a standby driver's first real batch does not pay for them."""
-    t0 = time.monotonic()
-    root = Path(tempfile.mkdtemp(prefix="harness-warm-"))
-    try:
-        init_tap(root / "tap.json", 2)
-        advance(root / "tap.json", {0: 4, 1: 4})
-        opts = {"seed": "0", "tap": str(root / "tap.json")}
-        stream = spark.readStream.format(FORMAT).options(**opts).load()
-        # The parquet file sink and a state store: the first batch after a take-over then
-        # costs ~1 steady batch instead of ~2.5 (measured with the file sink).
-        queries = [
-            stream.writeStream.format("parquet").option("path", str(root / "out")),
-            stream.groupBy("key").count().writeStream.format("noop").outputMode("update"),
-        ]
-        for i, writer in enumerate(queries):
-            query = writer.option("checkpointLocation", str(root / f"ckpt-{i}")).trigger(availableNow=True).start()
-            query.awaitTermination()
-        spark.read.format(FORMAT).options(**opts).load().toArrow()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    return {"event": "warmed", "seconds": round(time.monotonic() - t0, 2)}
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:

@@ -105,3 +105,18 @@ def _connect_session(app_name: str, master: str, confs: Mapping[str, str]) -> Sp
     spark = SparkSession.builder.remote(server.url).getOrCreate()
     spark.dataSource.register(ReplayableDataSource)
     return spark
+
+
+#: Runtime SQL confs the last query of this process set for its scenario.
+_SCENARIO_CONFS: set[str] = set()
+
+
+def apply_run_confs(spark: SparkSession, confs: Mapping[str, str]) -> None:
+    """Set ``confs`` for the next query, first unsetting what the previous run's query set
+    (a driver serves many runs in turn)."""
+    for key in _SCENARIO_CONFS - set(confs):
+        spark.conf.unset(key)
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    _SCENARIO_CONFS.clear()
+    _SCENARIO_CONFS.update(confs)

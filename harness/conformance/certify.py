@@ -18,32 +18,15 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.conformance.certify_runs import measure_sink, measure_source
+from harness.conformance.certify_runs import Row, measure_sink, measure_source
 from harness.conformance.documented import DOCUMENTED, REPLAYABLE
 from harness.conformance.guarantees import satisfies
 from harness.conformance.timeline import Timeline, anomaly_counts, build_timeline
 
 SOURCE_KILLS = ("after_offsets_logged", "after_commit_logged")
-
-
-@dataclass(frozen=True)
-class Row:
-    """One certify row: ``scenario`` for a sink row (runner), ``source`` for a source row."""
-
-    key: str
-    kind: str
-    name: str
-    kill_points: tuple[str, ...]
-    scenario: str | None = None
-    source: str | None = None
-    needs: Callable[[], str | None] | None = None
-    #: Sink rows with Python code: this many SIGKILLs after a step of that code (one batch each, drawn from a
-    #: census of the run's data), besides the kills at ``kill_points``. The report lists the steps tried.
-    steps: int = 0
 
 
 def _postgres_missing() -> str | None:

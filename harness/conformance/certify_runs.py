@@ -11,14 +11,28 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.conformance.documented import REPLAYABLE
 from harness.conformance.guarantees import NONE, from_kinds
 
-if TYPE_CHECKING:
-    from harness.conformance.certify import Row
+
+@dataclass(frozen=True)
+class Row:
+    """One certify row: ``scenario`` for a sink row (runner), ``source`` for a source row."""
+
+    key: str
+    kind: str
+    name: str
+    kill_points: tuple[str, ...]
+    scenario: str | None = None
+    source: str | None = None
+    needs: Callable[[], str | None] | None = None
+    #: Sink rows with Python code: this many SIGKILLs after a step of that code (one batch each, drawn from a
+    #: census of the run's data), besides the kills at ``kill_points``. The report lists the steps tried.
+    steps: int = 0
 
 
 def _sink_rules(scenario: str, points: Sequence[str], seed: int, batches_needed: int) -> tuple[list[Any], int]:

@@ -105,3 +105,17 @@ def check_context(ctx: object, where: str) -> SourceContext:
     if missing:
         raise TypeError(f"{where} returned {type(ctx).__name__}, which lacks {', '.join(missing)}(); see SourceContext")
     return ctx  # type: ignore[return-value]
+
+
+def make_context(factory: ContextFactory | None, workdir: Path) -> SourceContext:
+    """The context ``factory`` makes in ``workdir`` (a :class:`NullContext` without one), checked;
+    ``ValueError`` in one line when the user's factory raises or returns something else."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    if factory is None:
+        return NullContext(workdir)
+    name = f"context factory {getattr(factory, '__name__', factory)!r}"
+    try:
+        ctx = factory(workdir)
+    except Exception as exc:  # the user's fixture: report it as bad input, in one line
+        raise ValueError(f"{name} raised {type(exc).__name__}: {exc}") from exc
+    return check_context(ctx, name)

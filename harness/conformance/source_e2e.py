@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.conformance.contexts import ContextFactory, feeds_data
+from harness.conformance.contexts import ContextFactory, feeds_data, make_context
 from harness.conformance.loading import Ref, add_import_root
 from harness.conformance.reader import SourceUnderTest
 from harness.conformance.results import CheckResult
@@ -106,8 +106,6 @@ def run_end_to_end(
     batches of the data that arrives by itself, and the one kill is at ``after_offsets_logged`` of batch
     ``CONTEXTLESS_KILL_BATCH`` (the checkpoint 3 batches in); a source with no data arriving plans fewer
     batches, and the pass says it was not killed."""
-    from harness.conformance.source_suite import make_context
-
     add_import_root(ref.root)
     ctx = make_context(context, workdir / "context")
     feeds = feeds_data(ctx)

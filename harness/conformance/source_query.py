@@ -79,8 +79,8 @@ class SourceQuery:
     def run(self) -> dict[str, Any]:
         from fault_injectors.crash import FaultSite
         from fault_injectors.watcher import CheckpointWatcher
-        from harness.driver import apply_run_confs
         from harness.progress import caught_up
+        from harness.session import apply_run_confs
 
         apply_run_confs(self.spark, {})
         site = FaultSite(self.paths.faults, self.checkpoint)

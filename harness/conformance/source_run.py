@@ -35,6 +35,8 @@ from harness.rundir import RunPaths
 from harness.session import DEFAULT_MASTER
 
 Feeder = Callable[[int], dict[str, Any]]
+#: What the harness driver opens a source run's directory with (:func:`harness.driver.open_run`).
+HANDLER = "harness.conformance.source_query:SourceQuery"
 
 
 @dataclass
@@ -145,7 +147,7 @@ def run_source(
     t0 = time.monotonic()
     paths = RunPaths(Path(run_dir).resolve())
     paths.create()
-    paths.source_run.write_text(json.dumps(spec, indent=2))
+    paths.source_run.write_text(json.dumps({**spec, "handler": HANDLER}, indent=2))
     paths.checkpoint.mkdir(exist_ok=True)
     outcome = SourceOutcome(paths.root)
     rules = _Rules(paths, echo)

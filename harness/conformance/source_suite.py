@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.conformance.contexts import ContextFactory, NullContext, SourceContext, check_context
+from harness.conformance.contexts import ContextFactory, make_context
 from harness.conformance.loading import Ref, ref_of
 from harness.conformance.offset_checks import STABLE_ID
 from harness.conformance.reader import SourceUnderTest
@@ -33,18 +33,6 @@ SOURCE_CHECK_IDS: tuple[str, ...] = (*PURE_CHECKS, E2E_ID, BEHIND_ID)
 
 def _echo_stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def make_context(factory: ContextFactory | None, workdir: Path) -> SourceContext:
-    workdir.mkdir(parents=True, exist_ok=True)
-    if factory is None:
-        return NullContext(workdir)
-    name = f"context factory {getattr(factory, '__name__', factory)!r}"
-    try:
-        ctx = factory(workdir)
-    except Exception as exc:  # the user's fixture: report it as bad input, in one line
-        raise ValueError(f"{name} raised {type(exc).__name__}: {exc}") from exc
-    return check_context(ctx, name)
 
 
 def check_source(

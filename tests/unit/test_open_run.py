@@ -1,0 +1,38 @@
+"""harness.driver.open_run: a run directory names how the driver runs it (scenario spec or a handler)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.driver import open_run
+from harness.rundir import RunPaths
+
+
+class FakeHandler:
+    def __init__(self, paths: RunPaths, incarnation: int, spark: Any, progress: Any) -> None:
+        self.args = (paths, incarnation, spark, progress)
+
+    def run(self) -> dict[str, Any]:
+        return {"event": "caught_up"}
+
+    def check(self) -> dict[str, Any]:
+        return {"event": "checked"}
+
+
+def test_a_source_run_is_opened_with_the_handler_it_names(tmp_path: Path) -> None:
+    paths = RunPaths(tmp_path)
+    paths.source_run.write_text(json.dumps({"kind": "rate", "handler": f"{__name__}:FakeHandler"}))
+    handler = open_run(paths, 3, "spark", None)
+    assert isinstance(handler, FakeHandler) and handler.args == (paths, 3, "spark", None)
+
+
+@pytest.mark.parametrize("handler", ["", "no_colon", "module:"])
+def test_a_source_run_without_a_usable_handler_names_its_file(tmp_path: Path, handler: str) -> None:
+    paths = RunPaths(tmp_path)
+    paths.source_run.write_text(json.dumps({"kind": "rate", "handler": handler}))
+    with pytest.raises(ValueError, match=r"source_run\.json: 'handler' must name"):
+        open_run(paths, 1, "spark", None)
