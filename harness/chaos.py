@@ -30,8 +30,7 @@ from harness.census import CensusCache, CensusError
 from harness.outcome import RunOutcome
 from harness.pool import DriverPool
 from harness.profiles import Profile
-from harness.report import summary_line, to_json
-from harness.rowdiff import row_diff
+from harness.report import campaign_tail, summary_line, to_json
 from harness.rundir import RunPaths
 from harness.runner import Runner
 from harness.spec import RunSpec
@@ -283,18 +282,14 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
     ]
     if result.failure:
         lines += [f"  minimal schedule  {describe_spec(result.failure.spec)}", f"  {result.failure.summary}"]
-        diff = row_diff((result.failure_report or {}).get("anomalies", []), color=color)
-        if diff:
-            lines.append(diff)
-    if result.bundle:
-        lines.append(f"replay: .venv/bin/python -m harness replay {result.bundle}")
-    else:
-        lines.append(
-            f"rerun: .venv/bin/python -m harness chaos {result.scenario} --examples {result.profile.examples} "
-            f"--seed {result.seed} --profile {result.profile.name}"
-            + (f" --workers {result.workers}" if result.workers > 1 else "")
-            + (f" --master {result.master}" if result.master != "local[2]" else "")
-        )
+    rerun = (
+        f".venv/bin/python -m harness chaos {result.scenario} --examples {result.profile.examples} "
+        f"--seed {result.seed} --profile {result.profile.name}"
+        + (f" --workers {result.workers}" if result.workers > 1 else "")
+        + (f" --master {result.master}" if result.master != "local[2]" else "")
+    )
+    anomalies = (result.failure_report or {}).get("anomalies", []) if result.failure else []
+    lines += campaign_tail(anomalies, result.bundle, rerun, color=color)
     return "\n".join(lines)
 
 

@@ -18,7 +18,17 @@ DATABASE_DIR = Path(".hypothesis") / "harness"
 
 
 def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("scenario", help="a scenario name (see `python -m harness list`) or module:ATTRIBUTE")
+    p.add_argument("scenario", nargs="?", help="a scenario name (see `python -m harness list`) or module:ATTRIBUTE")
+    p.add_argument(
+        "--source",
+        default=None,
+        metavar="PATH.py:CLASS",
+        help="instead of a scenario: campaign over this Python DataSource feeding the parquet file sink",
+    )
+    p.add_argument("--context", default=None, metavar="PATH.py:FUNCTION", help="with --source: its context factory")
+    p.add_argument(
+        "--option", dest="options", action="append", default=[], metavar="KEY=VALUE", help="with --source: an option"
+    )
     p.add_argument("--examples", type=int, default=None, help="generated schedules to run (default: the profile's)")
     p.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
     p.add_argument("--profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
@@ -41,6 +51,10 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     from harness.profiles import get_profile
     from scenarios import get_scenario
 
+    if (args.scenario is None) == (args.source is None):
+        return _fail("give a scenario or --source PATH.py:CLASS (one of them)")
+    if args.source is not None:
+        return _cmd_chaos_source(args)
     try:
         get_scenario(args.scenario)
         profile = get_profile(args.profile).with_examples(args.examples)
@@ -103,6 +117,59 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def _cmd_chaos_source(args: argparse.Namespace) -> int:
+    """``chaos --source``: a campaign over a connector's own source (:mod:`harness.conformance.source_campaign`)."""
+    from harness.conformance.loading import LoadError, parse_options
+    from harness.conformance.source_campaign import render_source_campaign, run_source_campaign
+    from harness.conformance.source_schedule import SourceSubject
+    from harness.profiles import get_profile
+
+    try:
+        profile = get_profile(args.profile).with_examples(args.examples)
+        subject = SourceSubject(args.source, args.context, parse_options(args.options))
+    except (KeyError, LoadError, ValueError) as exc:
+        return _fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc).splitlines()[0])
+    if profile.examples < 1:
+        return _fail("--examples must be >= 1")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    keep = args.work_dir is not None
+    if keep and args.work_dir.is_dir() and any(args.work_dir.iterdir()):
+        return _fail(f"--work-dir {args.work_dir} is not empty (it holds an earlier campaign); give a new one")
+    work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix="harness-chaos-source-"))
+    print(
+        f"chaos {subject.command()}: {profile.examples} example(s), seed {seed}, profile {profile.name}; "
+        f"work dir {work}\nrerun: .venv/bin/python -m harness chaos {subject.command()} --examples "
+        f"{profile.examples} --seed {seed} --profile {profile.name}",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        result = run_source_campaign(
+            subject, seed_value=seed, profile=profile, work_dir=work, echo=lambda m: print(m, file=sys.stderr)
+        )
+    except (LoadError, ValueError, TypeError) as exc:
+        return _fail(str(exc).splitlines()[0])
+    print(render_source_campaign(result, color=use_color(sys.stdout, args.no_color)))
+    if args.json:
+        doc = {
+            "source": subject.source,
+            "context": subject.context,
+            "seed": seed,
+            "profile": profile.name,
+            "verdict": result.verdict,
+            "examples": len(result.examples),
+            "duration_s": round(result.duration_s, 1),
+            "error": result.error,
+            "bundle": str(result.bundle) if result.bundle else None,
+            "minimal_schedule": result.failure.schedule.describe() if result.failure else None,
+            "anomaly_counts": result.failure.counts if result.failure else {},
+        }
+        args.json.write_text(json.dumps(doc, indent=2, default=str))
+    if not keep and result.verdict == "exactly-once":
+        shutil.rmtree(work, ignore_errors=True)
+    return result.exit_code
+
+
 def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundle", type=Path, help="a bundle directory (or its bundle.json)")
     p.add_argument("--times", type=int, default=1, help="replay this many times (default 1)")
@@ -116,6 +183,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from harness.report import render_text, summary_line, to_json
     from harness.runner import HarnessError, run_spec
 
+    file = args.bundle / "bundle.json" if args.bundle.is_dir() else args.bundle
+    try:
+        kind = json.loads(file.read_text()).get("kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None  # load_bundle names the problem
+    if kind == "source":
+        from harness.conformance.source_bundle import replay_source_bundle
+
+        if args.times < 1:
+            return _fail("--times must be >= 1")
+        work = Path(tempfile.mkdtemp(prefix="harness-replay-source-"))
+        print(f"replaying source bundle {args.bundle} in {work}", file=sys.stderr)
+        code = replay_source_bundle(json.loads(file.read_text()), args.times, work, print)
+        if code != 2:
+            shutil.rmtree(work, ignore_errors=True)
+        return code
     try:
         spec, recorded = load_bundle(args.bundle)
     except ValueError as exc:

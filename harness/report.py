@@ -120,3 +120,14 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "duration_s": round(outcome.duration_s, 2),
         "replay": outcome.spec.replay_command(),
     }
+
+
+def campaign_tail(anomalies: list[dict[str, Any]], bundle: object, rerun: str, *, color: bool = False) -> list[str]:
+    """The last lines of a campaign's report: the minimal failure's rows side by side (chispa), then how to
+    reproduce it: ``replay BUNDLE`` when there is a bundle, else ``rerun`` (the campaign's own command line)."""
+    lines = []
+    diff = row_diff(anomalies, color=color)
+    if diff:
+        lines.append(diff)
+    lines.append(f"replay: .venv/bin/python -m harness replay {bundle}" if bundle else f"rerun: {rerun}")
+    return lines

@@ -3,8 +3,8 @@
 :func:`run_source` plays ``rounds`` rounds of *feed data, run until caught up*
 against one run directory, whose ``source_run.json`` makes the harness driver
 run the source under test into the parquet file sink
-(:mod:`.source_query`). Before round ``r`` (``r < len(kill_points)``) a kill
-rule is added to the fault plan at ``kill_points[r]`` of the batch that round
+(:mod:`.source_query`). Before round ``r`` (``r < len(kill_points)``, unless
+``kill_points[r]`` is ``None``) a kill rule is added to the fault plan at ``kill_points[r]`` of the batch that round
 will plan (the newest logged batch id + 1), so each kill fires in its own
 batch. A driver killed by a planned fault is replaced by a new one (a new JVM,
 or the pool's warm standby) that restarts the query from the checkpoint and
@@ -133,7 +133,7 @@ def run_source(
     spec: dict[str, Any],
     feed: Feeder,
     rounds: int,
-    kill_points: Sequence[str],
+    kill_points: Sequence[str | None],
     echo: Callable[[str], None],
     timeout_s: float = 300.0,
     kill_batch: int = 0,
@@ -167,8 +167,8 @@ def run_source(
         for r in range(rounds):
             fed = feed(r)
             history.append("ok", "runner", "add_data", {"round": r + 1, **fed})
-            if r < len(kill_points):
-                rules.arm(kill_points[r], r + 1, at_least=kill_batch)
+            if r < len(kill_points) and kill_points[r] is not None:
+                rules.arm(str(kill_points[r]), r + 1, at_least=kill_batch)
             before = latest_batch_id(paths.checkpoint)
             run.drive("run")
             if latest_batch_id(paths.checkpoint) == before and fed.get("rows", 1):

@@ -1,0 +1,86 @@
+"""Bundles of source chaos campaigns: the failing example's run directory and a ``bundle.json`` with
+``"kind": "source"``; ``python -m harness replay BUNDLE`` reruns its schedule and compares."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from harness.conformance.source_run import SourceOutcome
+from harness.conformance.source_schedule import (
+    SourceSchedule,
+    SourceSubject,
+    anomalies_of,
+    anomaly_keys,
+    counts_text,
+    play,
+)
+
+BUNDLE_FILE = "bundle.json"
+
+
+def write_source_bundle(
+    subject: SourceSubject, schedule: SourceSchedule, seed: int, outcome: SourceOutcome, dest: Path
+) -> Path:
+    """The example's run directory and ``bundle.json`` (``"kind": "source"``: subject, schedule, seed,
+    verdict, anomalies, kills) in ``dest``."""
+    from harness.bundle import versions
+    from harness.rowdiff import DIFF_FILE, row_diff
+
+    anomalies = anomalies_of(outcome)
+    shutil.copytree(outcome.run_dir, dest, dirs_exist_ok=True)
+    doc = {
+        "kind": "source",
+        "subject": asdict(subject),
+        "schedule": [list(r) for r in schedule.rounds],
+        "seed": seed,
+        "versions": versions(),
+        "verdict": outcome.verdict,
+        "anomaly_counts": outcome.result.counts() if outcome.result else {},
+        "anomalies": anomalies,
+        "kills_fired": outcome.kills_fired,
+        "replay": f".venv/bin/python -m harness replay {dest}",
+    }
+    (dest / BUNDLE_FILE).write_text(json.dumps(doc, indent=2, default=str))
+    diff = row_diff(anomalies)
+    if diff:
+        (dest / DIFF_FILE).write_text(diff + "\n")
+    return dest
+
+
+def load_source_bundle(doc: dict[str, Any]) -> tuple[SourceSubject, SourceSchedule]:
+    """The subject and schedule of a source bundle's ``bundle.json`` document."""
+    subject = SourceSubject(**doc["subject"])
+    return subject, SourceSchedule(tuple((int(rows), point) for rows, point in doc["schedule"]))
+
+
+def replay_source_bundle(doc: dict[str, Any], times: int, work_dir: Path, echo: Callable[[str], None]) -> int:
+    """Rerun a source bundle's schedule ``times`` times on one driver pool, comparing verdict and anomalies
+    with the recorded ones; the exit code: 1 if every replay reproduced a violation, 0 if it reproduced a pass,
+    2 if any replay differed or gave no verdict."""
+    from harness.pool import DriverPool
+    from harness.rowdiff import row_diff
+    from harness.session import DEFAULT_MASTER
+
+    subject, schedule = load_source_bundle(doc)
+    want = (doc["verdict"], anomaly_keys(doc["anomalies"]))
+    reproduced = 0
+    with DriverPool(work_dir / "logs", DEFAULT_MASTER, {}) as pool:
+        for i in range(1, times + 1):
+            outcome = play(subject, schedule, work_dir / f"replay-{i}", pool)
+            anomalies = anomalies_of(outcome)
+            same = (outcome.verdict, anomaly_keys(anomalies)) == want
+            reproduced += same
+            counts = counts_text(outcome.result.counts() if outcome.result else {})
+            why = f": {outcome.error.splitlines()[0]}" if outcome.error else ""
+            echo(f"replay {i}/{times}: {'reproduced' if same else 'DIFFERENT'}: {outcome.verdict} ({counts}){why}")
+            if i == times and (diff := row_diff(anomalies)):
+                echo(diff)
+    echo(f"reproduced {reproduced}/{times} time(s) ({schedule.describe()})")
+    if reproduced < times:
+        return 2
+    return 1 if doc["verdict"] == "violated" else 0

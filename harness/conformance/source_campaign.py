@@ -1,0 +1,171 @@
+"""Chaos campaigns over a connector's own source: ``python -m harness chaos --source path.py:Class --context ...``.
+
+Hypothesis draws a :class:`SourceSchedule` (rounds of data the context adds, and in each round an optional
+SIGKILL at a crash point of the batch that round plans), every example is one end-to-end source run on the
+harness's one engine (:func:`.source_run.run_source`: the source feeds the parquet file sink, which is
+exactly-once on its own, so every lost, duplicated or changed row is the source's), all examples share one
+driver pool with a warm standby, a violation is shrunk (fewer rounds, fewer rows, fewer and earlier kills)
+within the profile's shrink budget and saved as a bundle that ``python -m harness replay`` reruns.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, assume, given, seed, settings
+
+from harness.conformance.source_bundle import write_source_bundle
+from harness.conformance.source_run import SourceOutcome
+from harness.conformance.source_schedule import (
+    SourceSchedule,
+    SourceSubject,
+    anomalies_of,
+    counts_text,
+    play,
+    source_schedules,
+)
+from harness.profiles import Profile
+
+
+@dataclass
+class SourceExample:
+    index: int
+    schedule: SourceSchedule
+    verdict: str
+    counts: dict[str, int]
+    duration_s: float
+
+
+@dataclass
+class SourceCampaignResult:
+    subject: SourceSubject
+    seed: int
+    profile: Profile
+    examples: list[SourceExample] = field(default_factory=list)
+    failure: SourceExample | None = None
+    bundle: Path | None = None
+    anomalies: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    duration_s: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        return "unknown" if self.error else "violated" if self.failure else "exactly-once"
+
+    @property
+    def exit_code(self) -> int:
+        return {"exactly-once": 0, "violated": 1}.get(self.verdict, 2)
+
+
+class _InfraError(RuntimeError):
+    """An example gave no verdict (the harness or the source failed to run, not a property violation)."""
+
+
+def run_source_campaign(
+    subject: SourceSubject,
+    *,
+    seed_value: int,
+    profile: Profile,
+    work_dir: Path,
+    echo: Callable[[str], None] = print,
+) -> SourceCampaignResult:
+    """``profile.examples`` drawn schedules over the subject's source; the first violation is shrunk within
+    ``profile.shrink_budget_s`` and bundled into ``work_dir / "bundle"``."""
+    from harness.pool import DriverPool
+    from harness.session import DEFAULT_MASTER
+
+    subject.load()  # a bad reference fails here, in one line, before any JVM starts
+    work_dir.mkdir(parents=True, exist_ok=True)
+    result = SourceCampaignResult(subject, seed_value, profile)
+    cache: dict[SourceSchedule, tuple[SourceOutcome, SourceExample]] = {}
+    failing: list[tuple[SourceOutcome, SourceExample]] = []
+    started, shrinking_since = time.monotonic(), [0.0]
+    pool = DriverPool(work_dir / "logs", DEFAULT_MASTER, {}, standby=True)
+
+    def example(schedule: SourceSchedule) -> None:
+        if schedule not in cache:
+            if shrinking_since[0] and time.monotonic() - shrinking_since[0] > profile.shrink_budget_s:
+                assume(False)  # shrink budget spent: only schedules already run are evaluated now
+            index = len(result.examples) + 1
+            t0 = time.monotonic()
+            outcome = play(subject, schedule, work_dir / f"example-{index:04d}", pool)
+            counts = outcome.result.counts() if outcome.result else {}
+            record = SourceExample(index, schedule, outcome.verdict, counts, time.monotonic() - t0)
+            result.examples.append(record)
+            phase = "shrink" if shrinking_since[0] else f"{index}/{profile.examples}"
+            echo(f"[{phase:>7}] {record.duration_s:5.1f}s {outcome.verdict:<12} {schedule.describe()}")
+            cache[schedule] = (outcome, record)
+            if outcome.verdict == "exactly-once":
+                shutil.rmtree(outcome.run_dir, ignore_errors=True)
+        outcome, record = cache[schedule]
+        if outcome.unfired and outcome.verdict == "exactly-once":
+            echo(f"          discarded: planned kill(s) never fired: {'; '.join(outcome.unfired)}")
+            assume(False)
+        if outcome.verdict == "unknown":
+            raise _InfraError(f"example {record.index} ({schedule.describe()}): {outcome.error}")
+        if outcome.verdict == "violated":
+            failing.append((outcome, record))
+            if not shrinking_since[0]:
+                shrinking_since[0] = time.monotonic()
+                echo(
+                    f"violation found: {counts_text(record.counts)}; shrinking (budget {profile.shrink_budget_s:.0f} s)"
+                )
+            raise AssertionError(counts_text(record.counts))
+
+    test = settings(
+        max_examples=profile.examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+        print_blob=False,
+    )(given(source_schedules(profile.max_rounds, profile.max_faults))(example))
+    try:
+        seed(seed_value)(test)()
+    except AssertionError:
+        outcome, record = failing[-1]
+        result.failure, result.anomalies = record, anomalies_of(outcome)
+        result.bundle = write_source_bundle(subject, record.schedule, seed_value, outcome, work_dir / "bundle")
+    except _InfraError as exc:
+        result.error = str(exc)
+    finally:
+        pool.close()
+        result.duration_s = time.monotonic() - started
+    return result
+
+
+def render_source_campaign(result: SourceCampaignResult, *, color: bool = False) -> str:
+    """Summary line, counts, the minimal schedule, the rows side by side (chispa) and the replay command."""
+    from harness.report import campaign_tail
+
+    verdicts: dict[str, int] = {}
+    for e in result.examples:
+        verdicts[e.verdict] = verdicts.get(e.verdict, 0) + 1
+    ctx = f"(source={result.subject.source}, seed={result.seed}, profile={result.profile.name})"
+    if result.error:
+        head = f"campaign error, no verdict {ctx}: {result.error.splitlines()[0]}"
+    elif result.failure:
+        head = f"violation found and shrunk to {result.failure.schedule.describe()} {ctx}"
+    else:
+        head = f"no violation in {len(result.examples)} example(s) {ctx}"
+    lines = [
+        head,
+        f"  examples run      {len(result.examples)} ({', '.join(f'{v} {k}' for k, v in sorted(verdicts.items()))})",
+        f"  kills planned     {sum(e.schedule.kills for e in result.examples)}",
+        f"  wall time         {result.duration_s:.0f} s",
+    ]
+    if result.failure:
+        lines.append(f"  anomalies         {counts_text(result.failure.counts)}")
+    rerun = (
+        f".venv/bin/python -m harness chaos {result.subject.command()} --examples {result.profile.examples} "
+        f"--seed {result.seed} --profile {result.profile.name}"
+    )
+    lines += campaign_tail(result.anomalies if result.failure else [], result.bundle, rerun, color=color)
+    return "\n".join(lines)

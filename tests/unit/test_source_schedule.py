@@ -1,0 +1,65 @@
+"""Source chaos campaigns, the pure parts: schedules, subjects, replay keys, bundle documents, CLI errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import find, given, settings
+
+from harness.cli import main
+from harness.conformance.source_bundle import load_source_bundle
+from harness.conformance.source_schedule import SourceSchedule, SourceSubject, anomaly_keys, source_schedules
+
+EX = "examples/connectors"
+
+
+@given(source_schedules(max_rounds=2, max_faults=1))
+@settings(max_examples=50, deadline=None)
+def test_drawn_schedules_respect_the_profile(schedule: SourceSchedule) -> None:
+    assert 1 <= len(schedule.rounds) <= 3 and schedule.kills <= 1
+    assert all(rows >= 1 for rows, _ in schedule.rounds)
+
+
+def test_the_simplest_schedule_is_one_row_without_a_kill() -> None:
+    assert find(source_schedules(2, 2), lambda s: True) == SourceSchedule(((1, None),))
+
+
+def test_describe_names_rows_and_kills() -> None:
+    s = SourceSchedule(((29, "after_offsets_logged"), (1, None)))
+    assert s.describe() == "2 round(s): 29 rows + kill at after_offsets_logged; 1 rows" and s.kills == 1
+
+
+def test_replay_keys_compare_rows_and_counts_not_order() -> None:
+    a = {"kind": "duplicate", "row": {"line": 1, "partition": 0}, "observed_count": 2, "expected_count": 1}
+    b = {"kind": "duplicate", "row": {"partition": 1, "line": 1}, "observed_count": 2, "expected_count": 1}
+    assert anomaly_keys([a, b]) == anomaly_keys([b, a])
+    assert anomaly_keys([a]) != anomaly_keys([{**a, "observed_count": 3}])
+    assert anomaly_keys([a]) != anomaly_keys([{**a, "row": {"line": 2, "partition": 0}}])
+
+
+def test_a_bundle_document_gives_back_its_subject_and_schedule() -> None:
+    subject = SourceSubject(f"{EX}/jsonl_source.py:JsonlSource", f"{EX}/_jsonl.py:log_context", {"k": "v"})
+    doc = {"subject": subject.__dict__, "schedule": [[3, "after_commit_logged"], [1, None]]}
+    assert load_source_bundle(doc) == (subject, SourceSchedule(((3, "after_commit_logged"), (1, None))))
+    assert subject.command() == (
+        f"--source {EX}/jsonl_source.py:JsonlSource --context {EX}/_jsonl.py:log_context --option k=v"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give a scenario or --source PATH.py:CLASS (one of them)"),
+        (["file_sink_stateless", "--source", f"{EX}/jsonl_source.py:JsonlSource"], "one of them"),
+        (["--source", f"{EX}/jsonl_source.py:JsonlSource"], "give --context path.py:function"),
+        (["--source", f"{EX}/jsonl_source.py:Nope", "--context", f"{EX}/_jsonl.py:log_context"], "has no attribute"),
+    ],
+)
+def test_chaos_source_refuses_bad_input_in_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    assert main(["chaos", *args, "--work-dir", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
