@@ -124,6 +124,18 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
     from harness.conformance.source_schedule import SourceSubject
     from harness.profiles import get_profile
 
+    unsupported = [
+        flag
+        for flag, used in (
+            ("--workers", args.workers != 1),
+            ("--master", args.master != "local[2]"),
+            ("--nemesis", bool(args.nemesis)),
+            ("--remote", bool(getattr(args, "remote", None))),
+        )
+        if used
+    ]
+    if unsupported:
+        return _fail(f"chaos --source does not take {', '.join(unsupported)} (one local driver, no nemesis)")
     try:
         profile = get_profile(args.profile).with_examples(args.examples)
         subject = SourceSubject(args.source, args.context, parse_options(args.options))
@@ -170,6 +182,31 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def _replay_source(args: argparse.Namespace, file: Path) -> int:
+    """``replay`` of a source campaign's bundle (:func:`harness.conformance.source_bundle.replay_source_bundle`)."""
+    from harness.conformance.loading import LoadError
+    from harness.conformance.source_bundle import replay_source_bundle
+
+    if args.times < 1:
+        return _fail("--times must be >= 1")
+    work = Path(tempfile.mkdtemp(prefix="harness-replay-source-"))
+    print(f"replaying source bundle {args.bundle} in {work}", file=sys.stderr)
+    try:
+        code, reproduced, last = replay_source_bundle(json.loads(file.read_text()), args.times, work, print)
+    except (KeyError, TypeError) as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        return _fail(f"{file}: not a source campaign bundle ({type(exc).__name__}: {exc})")
+    except (LoadError, ValueError, OSError) as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        return _fail(f"{file}: {str(exc).splitlines()[0]}")
+    if args.json:
+        doc = {"kind": "source", "bundle": str(args.bundle), "times": args.times, "reproduced": reproduced}
+        args.json.write_text(json.dumps({**doc, "verdict": last, "exit_code": code}, indent=2))
+    if code != 2:
+        shutil.rmtree(work, ignore_errors=True)
+    return code
+
+
 def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundle", type=Path, help="a bundle directory (or its bundle.json)")
     p.add_argument("--times", type=int, default=1, help="replay this many times (default 1)")
@@ -189,16 +226,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except (OSError, ValueError, AttributeError):
         kind = None  # load_bundle names the problem
     if kind == "source":
-        from harness.conformance.source_bundle import replay_source_bundle
-
-        if args.times < 1:
-            return _fail("--times must be >= 1")
-        work = Path(tempfile.mkdtemp(prefix="harness-replay-source-"))
-        print(f"replaying source bundle {args.bundle} in {work}", file=sys.stderr)
-        code = replay_source_bundle(json.loads(file.read_text()), args.times, work, print)
-        if code != 2:
-            shutil.rmtree(work, ignore_errors=True)
-        return code
+        return _replay_source(args, file)
     try:
         spec, recorded = load_bundle(args.bundle)
     except ValueError as exc:

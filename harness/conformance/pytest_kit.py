@@ -88,9 +88,8 @@ def shared_report(
     first worker to need it computes it (under a file lock in the session's shared temp directory) and every
     other worker that runs one of the class's tests reads it, so no check (and no SIGKILL run) is repeated
     whichever way ``--dist`` spreads the tests."""
-    workdir = tmp_path_factory.mktemp(request.node.name)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return compute(workdir)
+        return compute(tmp_path_factory.mktemp(request.node.name))
     shared = tmp_path_factory.getbasetemp().parent / "harness-kit-reports"
     shared.mkdir(exist_ok=True)
     key = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
@@ -99,7 +98,7 @@ def shared_report(
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if compute raises
         if done.exists():
             return ConformanceReport.from_json(json.loads(done.read_text()))
-        report = compute(workdir)
+        report = compute(tmp_path_factory.mktemp(request.node.name))  # only the worker that runs the checks
         tmp = done.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(report.dumps())
         os.replace(tmp, done)

@@ -18,6 +18,7 @@ from harness.conformance.source_schedule import (
     anomaly_keys,
     counts_text,
     play,
+    verdict_of,
 )
 
 BUNDLE_FILE = "bundle.json"
@@ -39,8 +40,8 @@ def write_source_bundle(
         "schedule": [list(r) for r in schedule.rounds],
         "seed": seed,
         "versions": versions(),
-        "verdict": outcome.verdict,
-        "anomaly_counts": outcome.result.counts() if outcome.result else {},
+        "verdict": verdict_of(outcome)[0],
+        "anomaly_counts": verdict_of(outcome)[1],
         "anomalies": anomalies,
         "kills_fired": outcome.kills_fired,
         "replay": f".venv/bin/python -m harness replay {dest}",
@@ -58,29 +59,34 @@ def load_source_bundle(doc: dict[str, Any]) -> tuple[SourceSubject, SourceSchedu
     return subject, SourceSchedule(tuple((int(rows), point) for rows, point in doc["schedule"]))
 
 
-def replay_source_bundle(doc: dict[str, Any], times: int, work_dir: Path, echo: Callable[[str], None]) -> int:
+def replay_source_bundle(
+    doc: dict[str, Any], times: int, work_dir: Path, echo: Callable[[str], None]
+) -> tuple[int, int, str]:
     """Rerun a source bundle's schedule ``times`` times on one driver pool, comparing verdict and anomalies
-    with the recorded ones; the exit code: 1 if every replay reproduced a violation, 0 if it reproduced a pass,
-    2 if any replay differed or gave no verdict."""
+    with the recorded ones. Returns the exit code (1 if every replay reproduced a violation, 0 if it
+    reproduced a pass, 2 if any replay differed or gave no verdict), the replays that reproduced it and the
+    last replay's verdict. ``KeyError`` / ``TypeError`` for a document that is not a source bundle,
+    ``LoadError`` / ``ValueError`` when its source or context cannot be loaded."""
     from harness.pool import DriverPool
     from harness.rowdiff import row_diff
     from harness.session import DEFAULT_MASTER
 
     subject, schedule = load_source_bundle(doc)
+    subject.load()  # a source that moved fails here, before any JVM starts
     want = (doc["verdict"], anomaly_keys(doc["anomalies"]))
-    reproduced = 0
+    reproduced, last = 0, "unknown"
     with DriverPool(work_dir / "logs", DEFAULT_MASTER, {}) as pool:
         for i in range(1, times + 1):
             outcome = play(subject, schedule, work_dir / f"replay-{i}", pool)
             anomalies = anomalies_of(outcome)
-            same = (outcome.verdict, anomaly_keys(anomalies)) == want
+            last, counts = verdict_of(outcome)
+            same = (last, anomaly_keys(anomalies)) == want
             reproduced += same
-            counts = counts_text(outcome.result.counts() if outcome.result else {})
             why = f": {outcome.error.splitlines()[0]}" if outcome.error else ""
-            echo(f"replay {i}/{times}: {'reproduced' if same else 'DIFFERENT'}: {outcome.verdict} ({counts}){why}")
+            echo(f"replay {i}/{times}: {'reproduced' if same else 'DIFFERENT'}: {last} ({counts_text(counts)}){why}")
             if i == times and (diff := row_diff(anomalies)):
                 echo(diff)
     echo(f"reproduced {reproduced}/{times} time(s) ({schedule.describe()})")
     if reproduced < times:
-        return 2
-    return 1 if doc["verdict"] == "violated" else 0
+        return 2, reproduced, last
+    return (1 if doc["verdict"] == "violated" else 0), reproduced, last

@@ -28,6 +28,7 @@ from harness.conformance.source_schedule import (
     counts_text,
     play,
     source_schedules,
+    verdict_of,
 )
 from harness.profiles import Profile
 
@@ -94,21 +95,21 @@ def run_source_campaign(
             index = len(result.examples) + 1
             t0 = time.monotonic()
             outcome = play(subject, schedule, work_dir / f"example-{index:04d}", pool)
-            counts = outcome.result.counts() if outcome.result else {}
-            record = SourceExample(index, schedule, outcome.verdict, counts, time.monotonic() - t0)
+            verdict, counts = verdict_of(outcome)
+            record = SourceExample(index, schedule, verdict, counts, time.monotonic() - t0)
             result.examples.append(record)
             phase = "shrink" if shrinking_since[0] else f"{index}/{profile.examples}"
-            echo(f"[{phase:>7}] {record.duration_s:5.1f}s {outcome.verdict:<12} {schedule.describe()}")
+            echo(f"[{phase:>7}] {record.duration_s:5.1f}s {verdict:<12} {schedule.describe()}")
             cache[schedule] = (outcome, record)
-            if outcome.verdict == "exactly-once":
+            if verdict == "exactly-once":
                 shutil.rmtree(outcome.run_dir, ignore_errors=True)
         outcome, record = cache[schedule]
-        if outcome.unfired and outcome.verdict == "exactly-once":
+        if outcome.unfired and record.verdict == "exactly-once":
             echo(f"          discarded: planned kill(s) never fired: {'; '.join(outcome.unfired)}")
             assume(False)
-        if outcome.verdict == "unknown":
+        if record.verdict == "unknown":
             raise _InfraError(f"example {record.index} ({schedule.describe()}): {outcome.error}")
-        if outcome.verdict == "violated":
+        if record.verdict == "violated":
             failing.append((outcome, record))
             if not shrinking_since[0]:
                 shrinking_since[0] = time.monotonic()
@@ -129,12 +130,13 @@ def run_source_campaign(
     )(given(source_schedules(profile.max_rounds, profile.max_faults))(example))
     try:
         seed(seed_value)(test)()
-    except AssertionError:
-        outcome, record = failing[-1]
-        result.failure, result.anomalies = record, anomalies_of(outcome)
-        result.bundle = write_source_bundle(subject, record.schedule, seed_value, outcome, work_dir / "bundle")
-    except _InfraError as exc:
-        result.error = str(exc)
+    except (AssertionError, _InfraError) as exc:
+        if failing:  # a violation stands even if a schedule tried while shrinking gave no verdict
+            outcome, record = failing[-1]
+            result.failure, result.anomalies = record, anomalies_of(outcome)
+            result.bundle = write_source_bundle(subject, record.schedule, seed_value, outcome, work_dir / "bundle")
+        else:
+            result.error = str(exc)
     finally:
         pool.close()
         result.duration_s = time.monotonic() - started

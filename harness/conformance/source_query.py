@@ -43,13 +43,18 @@ def read_spec(paths: RunPaths) -> dict[str, Any]:
     return dict(json.loads(paths.source_run.read_text()))
 
 
-def committed_end(checkpoint: Path) -> Any:
-    """The source's end offset of the last *committed* batch (``None`` before the first commit): the oracle's
-    end. A query stopped after ``batches_per_run`` commits may have logged the offsets of one more batch that
-    it never ran; those rows reach the sink only when a restart runs that batch."""
+def committed_end(checkpoint: Path, output: Path | None = None) -> Any:
+    """The source's end offset of the last batch whose rows the sink made visible (``None`` before the first):
+    the oracle's end. That is the last batch in ``commits/``, or in the file sink's own log
+    (``output/_spark_metadata``) when that is further on. A query stopped after ``batches_per_run`` commits may
+    have logged the offsets of one more batch it never ran (its rows reach the sink only when a restart runs
+    it); or it may have been stopped after the file sink published a batch and before ``commits/N`` was
+    written (its rows are visible; a restart re-plans the batch and the sink skips it)."""
     from harness.inspector import batch_ids, read_offsets
 
     ids = batch_ids(checkpoint / "commits")
+    if output is not None:
+        ids = sorted({*ids, *batch_ids(output / "_spark_metadata")})
     return read_offsets(checkpoint, ids[-1]).sources[0] if ids else None
 
 
@@ -127,7 +132,7 @@ class SourceQuery:
 
     def expected(self) -> DataFrame:
         kind, opts = self.spec["kind"], self.spec["options"]
-        end = committed_end(self.checkpoint)
+        end = committed_end(self.checkpoint, self.output)
         if kind == "file":
             return self.spark.read.schema(self.spec["schema"]).json(self.spec["input"])
         if kind == "rate":

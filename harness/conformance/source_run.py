@@ -27,7 +27,7 @@ from typing import Any
 from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.plan import FaultPlan, FaultRule
 from harness.checker import BatchSpan, CheckResult, check_exactly_once
-from harness.conductor import Conductor, HarnessError
+from harness.conductor import Conductor
 from harness.history import History
 from harness.inspector import CheckpointError, latest_batch_id, read_batches
 from harness.pool import DriverPool
@@ -185,8 +185,8 @@ def run_source(
             outcome.error = "planned fault(s) never fired: " + "; ".join(outcome.unfired)
         outcome.result = verdict(paths.root, spec, run.kills_fired)
         history.append("ok", "runner", "check", {"verdict": outcome.result.verdict})
-    except (HarnessError, TimeoutError, OSError) as exc:
-        outcome.error = str(exc)
+    except (RuntimeError, TimeoutError, OSError, ValueError) as exc:  # HarnessError, CheckpointError, a context's
+        outcome.error = str(exc) or type(exc).__name__
     finally:
         if own:
             active.close()

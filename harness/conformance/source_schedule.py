@@ -113,3 +113,13 @@ def anomalies_of(outcome: SourceOutcome) -> list[dict[str, Any]]:
 def counts_text(counts: dict[str, int]) -> str:
     """``2 duplicate, 1 lost`` (or ``no anomaly``)."""
     return ", ".join(f"{n} {k}" for k, n in counts.items()) or "no anomaly"
+
+
+def verdict_of(outcome: SourceOutcome) -> tuple[str, dict[str, int]]:
+    """An example's verdict and anomaly counts. A run whose rows match but in which a round added data and no
+    new batch was planned (the source stopped reporting data: its rows never reach any sink) is a violation,
+    counted as ``stalled`` rounds, as the kit's end-to-end check judges it."""
+    counts = outcome.result.counts() if outcome.result else {}
+    if outcome.verdict == "exactly-once" and outcome.stalls:
+        return "violated", {**counts, "stalled": len(outcome.stalls)}
+    return outcome.verdict, counts

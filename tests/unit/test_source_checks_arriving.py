@@ -154,3 +154,20 @@ def test_oracle_ends_at_the_last_committed_batch_not_the_last_logged(tmp_path: P
         if n < 3:
             (ckpt / "commits" / str(n)).write_text('v1\n{"nextBatchWatermarkMs":0}')
     assert committed_end(ckpt) == {"rows": 30}
+
+
+def test_oracle_ends_at_a_batch_the_file_sink_published_before_commits_was_written(tmp_path: Path) -> None:
+    from harness.conformance.source_query import committed_end
+
+    ckpt, out = tmp_path / "ckpt", tmp_path / "out"
+    (ckpt / "offsets").mkdir(parents=True)
+    (ckpt / "commits").mkdir()
+    (out / "_spark_metadata").mkdir(parents=True)
+    meta = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
+    for n in range(3):
+        (ckpt / "offsets" / str(n)).write_text(f'v1\n{meta}\n{{"rows": {10 * (n + 1)}}}')
+        (out / "_spark_metadata" / str(n)).write_text('v1\n{"path":"f","size":1}')
+        if n < 1:
+            (ckpt / "commits" / str(n)).write_text('v1\n{"nextBatchWatermarkMs":0}')
+    assert committed_end(ckpt) == {"rows": 10}  # what commits/ alone says
+    assert committed_end(ckpt, out) == {"rows": 30}  # batch 2's rows are visible in the sink

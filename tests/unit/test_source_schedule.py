@@ -63,3 +63,53 @@ def test_chaos_source_refuses_bad_input_in_one_line(
     assert main(["chaos", *args, "--work-dir", str(tmp_path / "w")]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err, err
+
+
+def test_a_run_that_stalled_is_a_violation_even_when_its_rows_match(tmp_path: Path) -> None:
+    from harness.checker import CheckResult
+    from harness.conformance.source_run import SourceOutcome
+    from harness.conformance.source_schedule import verdict_of
+
+    ok = SourceOutcome(tmp_path, result=CheckResult("exactly-once"))
+    assert verdict_of(ok) == ("exactly-once", {})
+    stalled = SourceOutcome(tmp_path, result=CheckResult("exactly-once"), stalls=[2])
+    assert verdict_of(stalled) == ("violated", {"stalled": 1})
+    assert verdict_of(SourceOutcome(tmp_path, error="boom", stalls=[1]))[0] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"kind": "source", "verdict": "violated"}, "not a source campaign bundle (KeyError"),
+        (
+            {
+                "kind": "source",
+                "subject": {"source": f"{EX}/moved_away.py:Gone", "context": f"{EX}/_jsonl.py:log_context"},
+                "schedule": [[1, None]],
+                "verdict": "violated",
+                "anomalies": [],
+            },
+            "moved_away.py",
+        ),
+    ],
+)
+def test_replay_of_a_bad_source_bundle_exits_2_in_one_line(
+    doc: dict[str, object],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import json
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    (tmp_path / "bundle.json").write_text(json.dumps(doc))
+    assert main(["replay", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+
+
+def test_chaos_source_refuses_flags_it_cannot_honour(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    args = ["chaos", "--source", f"{EX}/jsonl_source.py:JsonlSource", "--workers", "2", "--nemesis", "x"]
+    assert main([*args, "--work-dir", str(tmp_path / "w")]) == 2
+    assert "chaos --source does not take --workers, --nemesis" in capsys.readouterr().err
