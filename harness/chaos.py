@@ -93,6 +93,14 @@ class CampaignResult:
         if self.verdict != "exactly-once":
             raise AssertionError(render_campaign(self))
 
+    def render(self, *, color: bool = False) -> str:
+        """The campaign report (:func:`render_campaign`)."""
+        return render_campaign(self, color=color)
+
+    @property
+    def subject_name(self) -> str:
+        return self.scenario
+
 
 def _violates(outcome: RunOutcome) -> bool:
     return outcome.verdict == "violated"

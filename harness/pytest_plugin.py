@@ -46,8 +46,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "chaos(scenario, examples=None, profile=None, nemesis=()): run a chaos campaign on `scenario` "
-        "(a registered name or 'package.module:ATTRIBUTE') through the chaos_run fixture",
+        "chaos(scenario, examples=None, profile=None, nemesis=()): run a chaos campaign on `scenario` (a registered "
+        "name or 'package.module:ATTRIBUTE') through the chaos_run fixture; chaos(source=, context=, options=, "
+        "examples=, profile=) runs one over a Python DataSource (the class or 'path.py:Class') fed by `context`",
     )
 
 
@@ -117,8 +118,11 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
         spec: dict[str, Any] = {**(marker.kwargs if marker else {}), **overrides}
         if marker and marker.args and "scenario" not in spec:
             spec["scenario"] = marker.args[0]
-        if "scenario" not in spec:
-            raise pytest.UsageError("chaos_run needs @pytest.mark.chaos(scenario=...) or chaos_run(scenario=...)")
+        if ("scenario" in spec) == ("source" in spec):
+            raise pytest.UsageError(
+                "chaos_run needs @pytest.mark.chaos(scenario=...) or @pytest.mark.chaos(source=..., context=...) "
+                "(or the same keywords to chaos_run), one of the two"
+            )
         opt = request.config.getoption
         profile = get_profile(opt("--harness-profile") or spec.get("profile"))
         profile = profile.with_examples(opt("--harness-examples") or spec.get("examples"))
@@ -127,18 +131,34 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
         record = _failure_file(request.node.nodeid)
         explicit = opt("--harness-replay")
         first = Path(explicit) if explicit else _saved_bundle(record)
-        result = None
+        result: Any = None
         if first is not None:
-            result = replay_bundle_campaign(first, profile, Path(tempfile.mkdtemp(prefix="replay-", dir=tmp_path)))
+            replay_dir = Path(tempfile.mkdtemp(prefix="replay-", dir=tmp_path))
+            if _is_source_bundle(first):
+                from harness.conformance.source_campaign import replay_saved
+
+                result = replay_saved(first, profile, replay_dir)
+            else:
+                result = replay_bundle_campaign(first, profile, replay_dir)
             if not result.failure and not explicit:
                 record.unlink(missing_ok=True)  # the saved failure no longer reproduces
                 result = None
-        if result is None:
+        work_dir = Path(tempfile.mkdtemp(prefix="chaos-", dir=tmp_path))  # a new one per call
+        if result is None and "source" in spec:
+            from harness.conformance.source_campaign import run_source_campaign
+            from harness.conformance.source_schedule import SourceSubject, as_ref
+
+            options = {str(k): str(v) for k, v in spec.get("options", {}).items()}
+            subject = SourceSubject(as_ref(spec["source"]), as_ref(spec.get("context")), options)
+            result = run_source_campaign(
+                subject, seed_value=seed, profile=profile, work_dir=work_dir, echo=lambda m: None
+            )
+        elif result is None:
             result = run_campaign(
                 spec["scenario"],
                 seed_value=seed,
                 profile=profile,
-                work_dir=Path(tempfile.mkdtemp(prefix="chaos-", dir=tmp_path)),  # a new one per call
+                work_dir=work_dir,
                 nemesis=tuple(spec.get("nemesis", ())),
             )
         if result.bundle:
@@ -150,10 +170,18 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
     return run
 
 
-RESULT_KEY = pytest.StashKey["CampaignResult"]()
+RESULT_KEY = pytest.StashKey[Any]()
 
 
-def _record_properties(request: pytest.FixtureRequest, result: CampaignResult, profile: str) -> None:
+def _is_source_bundle(bundle: Path) -> bool:
+    """Whether ``bundle`` was written by a campaign over a source (``"kind": "source"``)."""
+    try:
+        return bool(json.loads((bundle / "bundle.json").read_text()).get("kind") == "source")
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _record_properties(request: pytest.FixtureRequest, result: Any, profile: str) -> None:
     """The campaign's seed, profile, scenario, bundle and replay command as the test's JUnit properties
     (``record_property``), so ``pytest --junitxml`` shows a CI dashboard how to rerun a failure."""
     if result.bundle:
@@ -163,7 +191,7 @@ def _record_properties(request: pytest.FixtureRequest, result: CampaignResult, p
     props = {
         "seed": result.seed,
         "profile": profile,
-        "scenario": result.scenario,
+        "scenario": result.subject_name,
         "verdict": result.verdict,
         "bundle": str(result.bundle or ""),
         "replay": replay,
@@ -178,6 +206,4 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     result = item.stash.get(RESULT_KEY, None)
     if report.when == "call" and report.failed and result is not None:
-        from harness.chaos import render_campaign
-
-        report.sections.append(("harness chaos", render_campaign(result)))
+        report.sections.append(("harness chaos", result.render()))

@@ -16,7 +16,8 @@ Each subclass gets one test per check id (``test_check[offsets-json]``, ...):
 the checks run once per class (class-scoped fixture), each test then reports
 its check: passed, failed with the evidence and the fix, or skipped with the
 reason. Optional attributes: ``skip`` (check ids), sources ``end_to_end``
-(default True) and ``kills``; sinks ``faults`` (``mixed`` | ``soft`` |
+(default True), ``kills`` and ``chaos_examples`` (an opt-in chaos campaign over the source, with
+``chaos_profile`` and ``seed``); sinks ``faults`` (``mixed`` | ``soft`` |
 ``hard``), ``points``, ``crash_points`` (default True) and ``steps`` (kills of
 ``crash-anywhere``, default 30; ``None``: every step of the census batch) and
 ``wrappers`` (the wrapped functions it aims at; default all), ``seed`` (default 5).
@@ -159,6 +160,39 @@ class SourceConformance:
         request: pytest.FixtureRequest,
     ) -> None:
         kit_check(record_property, request.node.nodeid, conformance_report, check_id, None)
+
+    def test_chaos(
+        self,
+        record_property: Callable[[str, object], None],
+        request: pytest.FixtureRequest,
+        tmp_path_factory: pytest.TempPathFactory,
+    ) -> None:
+        """A chaos campaign over the source (``chaos --source``), opt-in: ``chaos_examples = N`` (it costs one
+        end-to-end run per example, a JVM per kill); ``chaos_profile`` (default ``ci``) and ``seed`` (default 1)."""
+        from harness.conformance.source_campaign import run_source_campaign
+        from harness.conformance.source_schedule import SourceSubject, as_ref
+        from harness.profiles import get_profile
+
+        cls = type(self)
+        examples = _attr(cls, "chaos_examples", 0)
+        seed = _attr(cls, "seed", 1)
+        options = {str(k): str(v) for k, v in _attr(cls, "options", {}).items()}
+        subject = SourceSubject(as_ref(_attr(cls, "source")), as_ref(_attr(cls, "context")), options)
+        if not examples:
+            for key, value in {"subject": subject.source, "check": "chaos", "status": "skip", "seed": seed}.items():
+                record_property(key, value)
+            pytest.skip("chaos: opt-in, set chaos_examples = N on the class (one end-to-end run per example)")
+        profile = get_profile(_attr(cls, "chaos_profile", "ci")).with_examples(examples)
+        work = tmp_path_factory.mktemp(f"{cls.__name__}-chaos")
+        result = run_source_campaign(subject, seed_value=seed, profile=profile, work_dir=work, echo=lambda m: None)
+        props = {"subject": subject.source, "check": "chaos", "status": result.verdict, "seed": seed}
+        props |= {"profile": profile.name, "bundle": str(result.bundle or "")}
+        rerun = f"pytest '{request.node.nodeid}'"
+        props["replay"] = f".venv/bin/python -m harness replay {result.bundle}" if result.bundle else rerun
+        for key, value in props.items():
+            record_property(key, value)
+        if result.verdict != "exactly-once":
+            pytest.fail(result.render(), pytrace=False)
 
 
 class SinkConformance:

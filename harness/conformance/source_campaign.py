@@ -62,6 +62,19 @@ class SourceCampaignResult:
     def exit_code(self) -> int:
         return {"exactly-once": 0, "violated": 1}.get(self.verdict, 2)
 
+    @property
+    def subject_name(self) -> str:
+        return self.subject.source
+
+    def render(self, *, color: bool = False) -> str:
+        """The campaign report (:func:`render_source_campaign`)."""
+        return render_source_campaign(self, color=color)
+
+    def assert_exactly_once(self) -> None:
+        """Raise ``AssertionError`` with the campaign report unless no violation was found."""
+        if self.verdict != "exactly-once":
+            raise AssertionError(self.render())
+
 
 class _InfraError(RuntimeError):
     """An example gave no verdict (the harness or the source failed to run, not a property violation)."""
@@ -171,3 +184,22 @@ def render_source_campaign(result: SourceCampaignResult, *, color: bool = False)
     )
     lines += campaign_tail(result.anomalies if result.failure else [], result.bundle, rerun, color=color)
     return "\n".join(lines)
+
+
+def replay_saved(bundle: Path, profile: Profile, work_dir: Path) -> SourceCampaignResult:
+    """A saved source bundle replayed once, as a one-example campaign (``failure`` set if it reproduced)."""
+    import json
+
+    from harness.conformance.source_bundle import BUNDLE_FILE, load_source_bundle, replay_source_bundle
+
+    doc = json.loads((bundle / BUNDLE_FILE).read_text())
+    subject, schedule = load_source_bundle(doc)
+    result = SourceCampaignResult(subject, int(doc.get("seed", 0)), profile)
+    started = time.monotonic()
+    _code, reproduced, verdict = replay_source_bundle(doc, 1, work_dir, lambda m: None)
+    record = SourceExample(1, schedule, verdict, dict(doc["anomaly_counts"]), time.monotonic() - started)
+    result.examples.append(record)
+    if reproduced and verdict == "violated":
+        result.failure, result.anomalies, result.bundle = record, list(doc["anomalies"]), bundle
+    result.duration_s = record.duration_s
+    return result

@@ -123,3 +123,17 @@ def verdict_of(outcome: SourceOutcome) -> tuple[str, dict[str, int]]:
     if outcome.verdict == "exactly-once" and outcome.stalls:
         return "violated", {**counts, "stalled": len(outcome.stalls)}
     return outcome.verdict, counts
+
+
+def as_ref(obj: Any) -> str:
+    """``obj`` as a ``path/to/module.py:Attr`` reference that child processes can load (a string is returned
+    unchanged): what the pytest forms store when they are given the class or the function itself."""
+    import inspect
+    import sys
+
+    if obj is None or isinstance(obj, str):
+        return obj  # type: ignore[no-any-return]
+    from harness.conformance.loading import ref_of
+
+    ref = ref_of(obj)  # LoadError for an object of __main__
+    return f"{inspect.getfile(sys.modules[ref.module])}:{ref.attr}"

@@ -3,15 +3,22 @@
 The broken source (overlapping partitions: a partition re-reads the row at its start offset) is found,
 shrunk and bundled, and its bundle replays with the same anomalies; the correct JSON-lines source over the
 same context holds. The full acceptance run (20 examples, a shrink to one round and 3 replays out of 3) is
-measured in the issue note; here the shrink budget is short to keep the suite's time."""
+measured in the issue note; here the shrink budget is short to keep the suite's time. The pytest forms (the
+kit's opt-in ``chaos`` test and the ``chaos`` marker with a source) run the correct source."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
-from harness.conformance.source_campaign import run_source_campaign
+import pytest
+
+from examples.connectors._jsonl import log_context
+from examples.connectors.jsonl_source import JsonlSource
+from harness.conformance.pytest_kit import SourceConformance
+from harness.conformance.source_campaign import replay_saved, run_source_campaign
 from harness.conformance.source_schedule import SourceSubject
 from harness.profiles import get_profile
 from tests.integration.clirun import harness, leftover_processes
@@ -34,9 +41,13 @@ def test_overlapping_source_is_found_shrunk_bundled_and_replayed(tmp_path: Path)
     assert doc["kind"] == "source" and doc["subject"]["source"] == subject.source and doc["anomalies"]
     assert (result.bundle / "row_diff.txt").exists() and (result.bundle / "checkpoint" / "offsets").is_dir()
 
-    rc, out, err = harness("replay", str(result.bundle), "--times", "2")
-    assert rc == 1 and "reproduced 2/2 time(s)" in out, out + err[-2000:]
+    rc, out, err = harness("replay", str(result.bundle))
+    assert rc == 1 and "reproduced 1/1 time(s)" in out, out + err[-2000:]
     assert "Row(partition=" in out  # the duplicated rows, side by side
+    # What the pytest plugin does with a saved failure of a source campaign before it draws new examples.
+    again = replay_saved(result.bundle, profile, tmp_path / "saved")
+    assert again.failure is not None and again.anomalies == doc["anomalies"] and again.bundle == result.bundle
+    assert "violation found" in again.render() or "Row(partition=" in again.render()
     assert leftover_processes() == []
 
 
@@ -49,3 +60,19 @@ def test_correct_jsonl_source_holds(tmp_path: Path) -> None:
     assert rc == 0 and doc["verdict"] == "exactly-once" and doc["examples"] == 3, out + err[-3000:]
     assert "no violation in 3 example(s)" in out and "rerun: .venv/bin/python -m harness chaos --source" in out
     assert leftover_processes() == []
+
+
+class TestJsonlSourceKitWithChaos(SourceConformance):
+    """The kit's opt-in chaos test: a campaign over the class's source (the checks' own end-to-end is off)."""
+
+    source = JsonlSource
+    context = log_context
+    end_to_end = False
+    chaos_examples = 2
+
+
+@pytest.mark.chaos(source=JsonlSource, context=log_context, examples=2, profile="ci", seed=1)
+def test_chaos_marker_takes_a_source(chaos_run: Any) -> None:
+    result = chaos_run()
+    result.assert_exactly_once()
+    assert len(result.examples) == 2 and result.subject.source.endswith("jsonl_source.py:JsonlSource")
