@@ -32,7 +32,7 @@ def write_source_bundle(
     from harness.bundle import versions
     from harness.rowdiff import DIFF_FILE, row_diff
 
-    anomalies = anomalies_of(outcome)
+    anomalies, (verdict, counts) = anomalies_of(outcome), verdict_of(outcome)
     shutil.copytree(outcome.run_dir, dest, dirs_exist_ok=True)
     doc = {
         "kind": "source",
@@ -40,8 +40,8 @@ def write_source_bundle(
         "schedule": [list(r) for r in schedule.rounds],
         "seed": seed,
         "versions": versions(),
-        "verdict": verdict_of(outcome)[0],
-        "anomaly_counts": verdict_of(outcome)[1],
+        "verdict": verdict,
+        "anomaly_counts": counts,
         "anomalies": anomalies,
         "kills_fired": outcome.kills_fired,
         "replay": f".venv/bin/python -m harness replay {dest}",

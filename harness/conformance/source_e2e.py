@@ -23,7 +23,7 @@ from harness.conformance.contexts import ContextFactory, feeds_data, make_contex
 from harness.conformance.loading import Ref, add_import_root
 from harness.conformance.reader import SourceUnderTest
 from harness.conformance.results import CheckResult
-from harness.conformance.source_run import SourceOutcome, run_source
+from harness.conformance.source_run import SourceOutcome, python_source_spec, run_source
 from harness.rowdiff import row_diff
 
 KILL_POINTS = ("after_offsets_logged", "after_commit_logged", "sink.commit.after")
@@ -111,8 +111,7 @@ def run_end_to_end(
     feeds = feeds_data(ctx)
     try:
         rounds, points, kill_batch = max(2, kills), KILL_POINTS[: max(0, kills)], 0
-        options = {**{str(k): str(v) for k, v in ctx.options().items()}, **source.options}
-        spec = {"kind": "python", "format": source.name, "options": options, "python_ref": [ref.module, ref.attr]}
+        spec = python_source_spec(source, ref, ctx.options())
         if not feeds:
             rounds, points, kill_batch = 1, points[:1], CONTEXTLESS_KILL_BATCH
             spec["batches_per_run"] = CONTEXTLESS_BATCHES

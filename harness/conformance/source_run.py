@@ -112,6 +112,13 @@ def verdict(run_dir: Path, spec: dict[str, Any], faults: Sequence[dict[str, Any]
     return result
 
 
+def python_source_spec(source: Any, ref: Any, context_options: dict[str, Any]) -> dict[str, Any]:
+    """The run spec of a Python ``DataSource`` under test (a :class:`~.reader.SourceUnderTest` and its
+    :class:`~.loading.Ref`): its options are the context's, overridden by the source's own."""
+    options = {**{str(k): str(v) for k, v in context_options.items()}, **source.options}
+    return {"kind": "python", "format": source.name, "options": options, "python_ref": [ref.module, ref.attr]}
+
+
 class _Rules:
     """The run's kill rules, saved as its fault plan each time one is added."""
 

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from harness.conformance.source_e2e import KILL_POINTS
-from harness.conformance.source_run import SourceOutcome, run_source
+from harness.conformance.source_run import SourceOutcome, python_source_spec, run_source
 
 #: Rows the context adds while a killed driver is down (data keeps arriving).
 DOWN_ROWS = 5
@@ -81,8 +81,7 @@ def play(subject: SourceSubject, schedule: SourceSchedule, run_dir: Path, pool: 
     source = SourceUnderTest(cls, subject.options)
     ctx = make_context(factory, run_dir.parent / f"{run_dir.name}-context")
     try:
-        options = {**{str(k): str(v) for k, v in ctx.options().items()}, **source.options}
-        spec = {"kind": "python", "format": source.name, "options": options, "python_ref": [ref.module, ref.attr]}
+        spec = python_source_spec(source, ref, ctx.options())
 
         def feed(r: int) -> dict[str, int]:
             rows = schedule.rounds[r][0] if r < len(schedule.rounds) else DOWN_ROWS
