@@ -46,7 +46,7 @@ from harness.spec import RunSpec
 from harness.warm import warm
 from scenarios import Scenario, SinkContext, get_scenario
 from scenarios.base import OracleContext
-from scenarios.replayable_source import FORMAT
+from scenarios.sources import SourceRun
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -113,15 +113,15 @@ class Driver:
         )
         self.config = self.scenario.source_config(self.spec.seed)
 
-    def _source_options(self) -> dict[str, str]:
-        return {
-            **self.config.to_options(),
-            "tap": str(self.paths.tap),
-            "max_rows_per_batch": str(self.scenario.max_rows_per_batch),
-            "checkpoint": str(self.paths.checkpoint),
-            "fault_dir": str(self.paths.faults),
-            "write_points": str(self.scenario.source_write_points).lower(),
-        }
+        self.source_run = SourceRun(
+            config=self.config,
+            tap=str(paths.tap),
+            input_dir=str(paths.input),
+            checkpoint=str(paths.checkpoint),
+            fault_dir=str(paths.faults),
+            max_rows_per_batch=self.scenario.max_rows_per_batch,
+            write_points=self.scenario.source_write_points,
+        )
 
     def run(self) -> dict[str, Any]:
         watcher = CheckpointWatcher(self.ctx.faults, self.paths.checkpoint, self.paths.output)
@@ -134,7 +134,7 @@ class Driver:
 
     def _run_query(self) -> dict[str, Any]:
         apply_run_confs(self.spark, self.scenario.confs)
-        stream = self.spark.readStream.format(FORMAT).options(**self._source_options()).load()
+        stream = self.scenario.source.stream(self.spark, self.source_run)
         writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
         try:
             query = (
@@ -156,11 +156,10 @@ class Driver:
     def check(self) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        batch_opts = {**self.config.to_options(), "tap": str(self.paths.tap)}
         commits = batch_ids(self.paths.checkpoint / "commits")
         watermark = read_commit(self.paths.checkpoint, commits[-1]).next_watermark_ms if commits else 0
         ctx = OracleContext(self.spark, watermark, str(self.paths.checkpoint))
-        expected = self.scenario.expected(self.spark.read.format(FORMAT).options(**batch_opts).load(), ctx)
+        expected = self.scenario.expected(self.scenario.source.batch(self.spark, self.source_run), ctx)
         observed = self.scenario.read_output(self.spark, self.ctx, expected.schema)
         counts = {}
         for name, df in (("expected", expected), ("observed", observed)):

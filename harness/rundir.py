@@ -26,6 +26,11 @@ class RunPaths:
         return self.root / "tap.json"
 
     @property
+    def input(self) -> Path:
+        """Files a file-directory source reads (``scenarios.filedir``: one per partition and round)."""
+        return self.root / "input"
+
+    @property
     def checkpoint(self) -> Path:
         return self.root / "checkpoint"
 

@@ -57,7 +57,7 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
     ops: list[Op] = []
     predicted: list[tuple[Offsets, Offsets]] = []
     available: Offsets = {p: 0 for p in parts}
-    max_offsets = scenario.max_offsets_per_batch
+    max_offsets = scenario.batch_limit
     if spec.rows is not None and any(len(r) != scenario.partitions for r in spec.rows):
         raise ValueError(f"spec.rows must give {scenario.partitions} amounts per round (one per partition)")
     for r in range(spec.effective_rounds):

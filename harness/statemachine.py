@@ -34,7 +34,6 @@ from harness.inspector import inspect_checkpoint, latest_batch_id
 from harness.rundir import RunPaths
 from harness.spec import RunSpec
 from scenarios import get_scenario
-from scenarios.replayable_source import FORMAT
 from scenarios.tap import advance, init_tap
 
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ SOFT_POINTS = (
 def chaos_state_machine(scenario_ref: str, spark: SparkSession, seed: int = 0) -> type[RuleBasedStateMachine]:
     """A state machine class for ``scenario_ref`` running in ``spark``."""
     scenario = get_scenario(scenario_ref)
-    points = [p for p in scenario.kill_points if p in SOFT_POINTS]
+    points = [p for p in scenario.kill_points if p in SOFT_POINTS and p not in scenario.kill_only_points]
     parts = scenario.partitions
 
     class ChaosMachine(RuleBasedStateMachine):
@@ -93,7 +92,7 @@ def chaos_state_machine(scenario_ref: str, spark: SparkSession, seed: int = 0) -
                 self.driver = Driver(self.paths, 1, spark=spark)  # re-read the plan
 
         def _visible_rows(self) -> list[tuple[object, ...]]:
-            empty = spark.read.format(FORMAT).options(**{**self.driver.config.to_options(), "end": "{}"}).load()
+            empty = scenario.source.batch(spark, self.driver.source_run).limit(0)
             schema = scenario.transform(empty).schema
             df = scenario.read_output(spark, self.driver.ctx, schema)
             return [tuple(r) for r in df.select(*scenario.identity).collect()]

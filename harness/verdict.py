@@ -10,15 +10,22 @@ from pathlib import Path
 from typing import Any
 
 from harness.checker import Anomaly, BatchSpan, CheckResult, FaultRef, check_exactly_once
-from harness.inspector import CheckpointError, read_batches
+from harness.inspector import CheckpointError, read_batches, read_source_logs
 from scenarios.admission import offsets_from_json
+from scenarios.filedir import parse_name
 
 
 def batch_spans(checkpoint: str | os.PathLike[str], source: int = 0) -> list[BatchSpan]:
     """Per planned batch, the replayable source's ``[start, end)`` offsets
-    (source number ``source`` of the query). Raises ``CheckpointError``."""
+    (source number ``source`` of the query), or for Spark's file source over files the harness
+    published, the ranges of the files its log lists for the batch (:func:`file_source_spans`).
+    Raises ``CheckpointError``."""
+    records = read_batches(checkpoint)
+    logged = [r.offsets.sources[source] for r in records if r.offsets is not None and len(r.offsets.sources) > source]
+    if any(isinstance(o, dict) and "logOffset" in o for o in logged):
+        return file_source_spans(checkpoint, {r.batch_id: r.committed for r in records}, source)
     spans = []
-    for rec in read_batches(checkpoint):
+    for rec in records:
         if rec.offsets is None or len(rec.offsets.sources) <= source or rec.offsets.sources[source] is None:
             continue
         start = rec.start[source] if len(rec.start) > source and rec.start[source] is not None else {}
@@ -29,6 +36,35 @@ def batch_spans(checkpoint: str | os.PathLike[str], source: int = 0) -> list[Bat
             continue  # not the replayable source's {"<partition>": n} offsets (rate, file source): no provenance
 
     return spans
+
+
+def file_source_spans(
+    checkpoint: str | os.PathLike[str], committed: Mapping[int, bool], source: int = 0
+) -> list[BatchSpan]:
+    """Spans of a file-source query: ``sources/<source>/`` lists the files each batch read, and the
+    name of a file the harness published is its partition and offset range (:mod:`scenarios.filedir`).
+    Files of other names are skipped (no provenance)."""
+    log = read_source_logs(checkpoint).get(str(source))
+    if log is None:
+        return []
+    ranges: dict[int, dict[int, tuple[int, int]]] = {}
+    for entry in (e for lb in log.batches.values() for e in lb.entries):
+        parsed = parse_name(str(entry.get("path", "")))
+        if parsed is None or not isinstance(entry.get("batchId"), int):
+            continue
+        partition, start, end = parsed
+        span = ranges.setdefault(entry["batchId"], {})
+        lo, hi = span.get(partition, (start, end))
+        span[partition] = (min(lo, start), max(hi, end))
+    return [
+        BatchSpan(
+            bid,
+            {p: r[0] for p, r in ranges[bid].items()},
+            {p: r[1] for p, r in ranges[bid].items()},
+            committed.get(bid, False),
+        )
+        for bid in sorted(ranges)
+    ]
 
 
 def batches_json(checkpoint: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from fault_injectors.crash import FaultSite
 from scenarios.rowgen import PROVENANCE, SourceConfig
+from scenarios.sources import TASK_WRITE_POINTS, Replayable, SourceSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -100,10 +101,43 @@ class Scenario:
     #: ``DataSourceStreamWriter``): chaos campaigns take a census of each drawn example's data and draw
     #: ``sink.step`` faults inside that code, as well as faults at the named points.
     sink_steps: bool = False
+    #: How the input reaches the query (:mod:`scenarios.sources`): the replayable source (default), the same
+    #: with a user's schema and row function, or Spark's file source over a directory the harness fills.
+    source: SourceSpec = field(default_factory=Replayable)
+
+    def __post_init__(self) -> None:
+        fired = self.source.fires(self.source_write_points)
+        # What the checkpoint watcher reaches for any source, and what a crash-injecting sink wrapper fires.
+        reachable = fired | {"after_offsets_logged", "after_commit_logged", "sink.commit.before", "sink.commit.after"}
+        if not self.source_write_points:
+            reachable |= set(TASK_WRITE_POINTS)
+        unreachable = [p for p in self.kill_points if p not in reachable]
+        if unreachable:
+            raise ValueError(
+                f"scenario {self.name}: kill point(s) {unreachable} cannot fire with {self.source.describe()}"
+                + (
+                    "; sink.write.* need a crash_injecting sink wrapper (source_write_points=False)"
+                    if set(unreachable) & set(TASK_WRITE_POINTS)
+                    else ""
+                )
+                + f"; choose among {sorted(reachable)}"
+            )
+
+    @property
+    def kill_only_points(self) -> frozenset[str]:
+        """Kill points that only the checkpoint watcher reaches with this source (it can SIGKILL, not raise)."""
+        watched = {"after_offsets_logged", "after_commit_logged"}
+        return frozenset(watched & set(self.kill_points) - self.source.fires(self.source_write_points))
 
     @property
     def max_offsets_per_batch(self) -> int:
         return max(1, self.max_rows_per_batch // self.rows_per_offset)
+
+    @property
+    def batch_limit(self) -> int | None:
+        """Offset units one batch may take, as the schedule predicts batches; ``None`` when the source
+        takes everything available in one batch (the file source without ``maxFilesPerTrigger``)."""
+        return self.max_offsets_per_batch if self.source.limits_batches else None
 
     def source_config(self, seed: int) -> SourceConfig:
         return SourceConfig(

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -47,6 +47,10 @@ from harness.inspector.checkpoint import batch_ids, latest_batch_id
 from scenarios.admission import Offsets, admit, offsets_from_json, offsets_to_json
 from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
 from scenarios.tap import read_tap
+from scenarios.userrows import Rows, source_rows
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
 FORMAT = "replayable"
 
@@ -77,6 +81,20 @@ class SourceOptions:
         #: Whether read() fires the sink.write.* points (off when a crash-injecting sink wrapper fires them).
         self.write_points = str(opts.get("write_points", "true")).lower() != "false"
         self.fault_dir: str | None = opts.get("fault_dir")
+        #: A user's columns after the provenance columns (options ``row_schema`` and ``row_fn``).
+        self.rows: Rows | None = None
+        if opts.get("row_schema") or opts.get("row_fn"):
+            if not (opts.get("row_schema") and opts.get("row_fn")):
+                raise ConfigError(
+                    "replayable source: user rows need both options 'row_schema' (DDL of your columns) "
+                    "and 'row_fn' ('module:function' of seed, partition, offset, seq)"
+                )
+            self.rows = Rows(opts["row_schema"], opts["row_fn"])
+
+    @property
+    def ddl(self) -> str:
+        """The schema of every row: the 6 built-in columns, or the provenance columns and the user's."""
+        return self.rows.ddl if self.rows else SCHEMA_DDL
 
     def available(self) -> Offsets:
         """End offsets of the data that exists now (``end`` wins over ``tap``)."""
@@ -114,13 +132,21 @@ class RangePartition(InputPartition):
         self.write_points = write_points
 
 
-def read_range(config: SourceConfig, part: RangePartition) -> Iterator[tuple[Any, ...]]:
-    """Rows of ``part``. Crash points fired here (the task reads and writes in
+def read_range(
+    config: SourceConfig, part: RangePartition, rows: Rows | None = None, schema: StructType | None = None
+) -> Iterator[tuple[Any, ...]]:
+    """Rows of ``part`` (with ``rows``: the provenance columns and the user's, in ``schema``).
+    Crash points fired here (the task reads and writes in
     one pass, so these are also the sink task's points for any sink):
     ``source.read`` and ``sink.write.start`` before the first row,
     ``sink.write.mid`` after ``after_rows`` rows, ``sink.write.end`` after the last."""
+    if rows is not None:
+        assert schema is not None
+        generated = source_rows(config, rows, schema, part.partition, part.start, part.end)
+    else:
+        generated = config.rows(part.partition, part.start, part.end)
     if part.fault_dir is None:
-        yield from config.rows(part.partition, part.start, part.end)
+        yield from generated
         return
     site = FaultSite(part.fault_dir, part.checkpoint)
     _, _, attempt = task_identity()
@@ -128,20 +154,20 @@ def read_range(config: SourceConfig, part: RangePartition) -> Iterator[tuple[Any
     held = SOURCE_TASK_POINTS if part.write_points else ("source.read",)
     hold_for_sibling_fault(site, held, part.batch_id, part.partition, attempt)
     site.maybe_fire("source.read", part.batch_id, **where)
-    rows = config.rows(part.partition, part.start, part.end)
     if not part.write_points:  # a crash-injecting sink wrapper fires the write points itself
-        yield from rows
+        yield from generated
         return
     site.maybe_fire("sink.write.start", part.batch_id, **where)
-    yield from fire_mid_write(rows, site, part.batch_id, part.partition, attempt)
+    yield from fire_mid_write(generated, site, part.batch_id, part.partition, attempt)
     site.maybe_fire("sink.write.end", part.batch_id, **where)
 
 
 class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Streaming reader; offsets are ``{"<partition>": <end offset>, ...}``."""
 
-    def __init__(self, options: Mapping[str, str]) -> None:
+    def __init__(self, options: Mapping[str, str], schema: StructType | None = None) -> None:
         self.opts = SourceOptions(options)
+        self.schema = schema
         self.site = FaultSite(self.opts.fault_dir, self.opts.checkpoint)
         self._target: Offsets | None = None
 
@@ -185,7 +211,7 @@ class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
         assert isinstance(partition, RangePartition)
-        return read_range(self.opts.config, partition)
+        return read_range(self.opts.config, partition, self.opts.rows, self.schema)
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to release: data is a pure function of offsets."""
@@ -210,15 +236,16 @@ class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 class ReplayableBatchReader(DataSourceReader):
     """Batch reader over offsets ``[0, end)`` of every partition (the oracle's input)."""
 
-    def __init__(self, options: Mapping[str, str]) -> None:
+    def __init__(self, options: Mapping[str, str], schema: StructType | None = None) -> None:
         self.opts = SourceOptions(options)
+        self.schema = schema
 
     def partitions(self) -> Sequence[InputPartition]:
         return [RangePartition(p, 0, n, None, None) for p, n in sorted(self.opts.available().items()) if n > 0]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
         assert isinstance(partition, RangePartition)
-        return read_range(self.opts.config, partition)
+        return read_range(self.opts.config, partition, self.opts.rows, self.schema)
 
 
 class ReplayableDataSource(DataSource):
@@ -229,10 +256,10 @@ class ReplayableDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
-        return SCHEMA_DDL
+        return SourceOptions({"end": "{}", **self.options}).ddl
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return ReplayableBatchReader(self.options)
+        return ReplayableBatchReader(self.options, schema)
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return ReplayableStreamReader(self.options)
+        return ReplayableStreamReader(self.options, schema)

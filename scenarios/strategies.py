@@ -49,7 +49,8 @@ def chaos_specs(
 ) -> RunSpec:
     """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
     1..``max_faults`` faults (every example exercises a fault) at distinct (batch, point) pairs, each a hard kill
-    with probability ``hard_kill_ratio``, and optionally one nemesis from ``nemesis``.
+    with probability ``hard_kill_ratio`` (always at the scenario's ``kill_only_points``), and optionally one
+    nemesis from ``nemesis``.
     ``ref`` is how the spec names the scenario (default its name; a user's
     pipeline is named by import path, ``package.module:ATTRIBUTE``).
 
@@ -72,7 +73,7 @@ def chaos_specs(
     for r in rows:
         start = dict(available)
         available = {p: available[p] + r[p] for p in available}
-        predicted += plan_batches(start, available, scenario.max_offsets_per_batch)
+        predicted += plan_batches(start, available, scenario.batch_limit)
     faults: list[FaultRule] = []
     step_calls = steps(seed, rows) if steps is not None and predicted else {}
     if predicted:
@@ -100,7 +101,8 @@ def chaos_specs(
                 # shorter choice sequences, shrinks a timed kill to a named, deterministic crash point.
                 faults.append(FaultRule(f"h{i + 1}", point, batch, after_ms=draw(st.integers(0, TIMED_MAX_MS))))
                 continue
-            action = "kill_process_group" if hard else "raise"
+            # The checkpoint watcher reaches some points for a source without hooks of its own; it cannot raise.
+            action = "kill_process_group" if hard or point in scenario.kill_only_points else "raise"
             if point == STEP_POINT:
                 faults.append(
                     FaultRule(f"h{i + 1}", point, batch, partition, action=action, step=step, wrapper=wrapper)

@@ -1,0 +1,152 @@
+"""A scenario's input (``Scenario.source``): how the harness makes data available to the query,
+how the oracle reads back exactly that input, and which crash points the source itself fires.
+
+Every kind is driven by the same tap (:mod:`scenarios.tap`): the runner raises the available
+offsets per partition between runs, and rows are pure functions of ``(seed, partition, offset,
+seq)``, so the oracle's input is exact and a replay sees the same data.
+
+- :class:`Replayable` (the default): the harness's own Python source, with its 6 columns or with
+  :class:`~scenarios.userrows.Rows` (a user's DDL schema and row function). It fires the
+  source-side crash points exactly and limits batches to ``max_rows_per_batch``.
+- :class:`FileDirectory`: Spark's own file source (JSON, CSV, parquet) over a directory the
+  harness fills with one file per partition and round (:mod:`scenarios.filedir`). No Python code
+  runs in the source's hot path; ``offsets/N`` and ``commits/N`` kills come from the checkpoint
+  watcher, and each run of the query is one batch (no ``maxFilesPerTrigger``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from scenarios.filedir import FORMATS, publish
+from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
+from scenarios.userrows import Rows
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: Crash points only a source's own code can reach (no checkpoint file marks them).
+SOURCE_POINTS = ("source.latest_offset", "source.read")
+#: Crash points inside a write task: fired by the replayable source's read() (same task) or by a
+#: ``crash_injecting`` sink wrapper.
+TASK_WRITE_POINTS = ("sink.write.start", "sink.write.mid", "sink.write.end")
+
+
+@dataclass(frozen=True)
+class SourceRun:
+    """One run's wiring of the source, as the child driver knows it."""
+
+    config: SourceConfig
+    tap: str
+    input_dir: str
+    checkpoint: str
+    fault_dir: str
+    max_rows_per_batch: int | None
+    #: Whether the replayable source fires the ``sink.write.*`` points in its read().
+    write_points: bool
+
+
+class SourceSpec(Protocol):
+    """How a scenario's input reaches the query. ``stream`` and ``batch`` see the same rows: the
+    batch read is the oracle's input, exactly what the tap made available."""
+
+    #: Whether a batch is limited to ``max_rows_per_batch`` (schedules predict batch ids with it).
+    limits_batches: bool
+
+    def fires(self, write_points: bool) -> frozenset[str]:
+        """The crash points this source fires itself."""
+        ...
+
+    def stream(self, spark: SparkSession, run: SourceRun) -> DataFrame: ...
+
+    def batch(self, spark: SparkSession, run: SourceRun) -> DataFrame: ...
+
+    def describe(self) -> str: ...
+
+
+def _rows_options(rows: Rows | None) -> dict[str, str]:
+    return {} if rows is None else {"row_schema": rows.schema, "row_fn": rows.fn}
+
+
+@dataclass(frozen=True)
+class Replayable:
+    """The replayable Python source; ``rows`` gives it a user's columns after the provenance columns."""
+
+    rows: Rows | None = None
+    limits_batches: bool = field(default=True, init=False)
+
+    def fires(self, write_points: bool) -> frozenset[str]:
+        points = {*SOURCE_POINTS, "after_offsets_logged", "after_commit_logged"}
+        return frozenset(points | set(TASK_WRITE_POINTS) if write_points else points)
+
+    def stream(self, spark: SparkSession, run: SourceRun) -> DataFrame:
+        from scenarios.replayable_source import FORMAT
+
+        opts = {
+            **run.config.to_options(),
+            **_rows_options(self.rows),
+            "tap": run.tap,
+            "max_rows_per_batch": str(run.max_rows_per_batch),
+            "checkpoint": run.checkpoint,
+            "fault_dir": run.fault_dir,
+            "write_points": str(run.write_points).lower(),
+        }
+        return spark.readStream.format(FORMAT).options(**opts).load()
+
+    def batch(self, spark: SparkSession, run: SourceRun) -> DataFrame:
+        from scenarios.replayable_source import FORMAT
+
+        opts = {**run.config.to_options(), **_rows_options(self.rows), "tap": run.tap}
+        return spark.read.format(FORMAT).options(**opts).load()
+
+    def describe(self) -> str:
+        return "replayable source" + (f" with user rows {self.rows.fn} ({self.rows.schema})" if self.rows else "")
+
+
+@dataclass(frozen=True)
+class FileDirectory:
+    """Spark's file source in ``format`` (json, csv, parquet) over files the harness publishes;
+    ``rows`` gives the files a user's columns after the provenance columns. ``options`` go to the
+    reader as they are (a CSV ``header`` is set by the harness)."""
+
+    format: str = "json"
+    rows: Rows | None = None
+    options: tuple[tuple[str, str], ...] = ()
+    limits_batches: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            raise ConfigError(f"FileDirectory: format {self.format!r} is not one of {sorted(FORMATS)}")
+
+    @property
+    def ddl(self) -> str:
+        return self.rows.ddl if self.rows else SCHEMA_DDL
+
+    def fires(self, write_points: bool) -> frozenset[str]:
+        return frozenset()
+
+    def _reader_options(self) -> dict[str, str]:
+        return {**({"header": "true"} if self.format == "csv" else {}), **dict(self.options)}
+
+    def publish(self, spark: SparkSession, run: SourceRun) -> list[str]:
+        """Write the files of what the tap has available (nothing already there is rewritten)."""
+        from pyspark.sql.types import StructType, _parse_datatype_string
+
+        schema = _parse_datatype_string(self.ddl)
+        assert isinstance(schema, StructType)
+        return publish(run.input_dir, run.tap, self.format, run.config, self.rows, schema)
+
+    def stream(self, spark: SparkSession, run: SourceRun) -> DataFrame:
+        self.publish(spark, run)
+        reader = spark.readStream.format(self.format).schema(self.ddl).options(**self._reader_options())
+        return reader.load(run.input_dir)
+
+    def batch(self, spark: SparkSession, run: SourceRun) -> DataFrame:
+        self.publish(spark, run)
+        reader = spark.read.format(self.format).schema(self.ddl).options(**self._reader_options())
+        return reader.load(run.input_dir)
+
+    def describe(self) -> str:
+        user = f" with user rows {self.rows.fn} ({self.rows.schema})" if self.rows else ""
+        return f"Spark's {self.format} file source over a directory the harness fills{user}"
