@@ -4,51 +4,42 @@ from __future__ import annotations
 
 from scenarios.base import Scenario, SinkContext
 from scenarios.rowgen import PROVENANCE, SCHEMA_DDL, ConfigError, SourceConfig
+from scenarios.sources import FileDirectory, Replayable, SourceRun, SourceSpec
+from scenarios.userrows import Rows
 
 __all__ = [
     "PROVENANCE",
     "SCHEMA_DDL",
     "ConfigError",
+    "FileDirectory",
+    "Replayable",
+    "Rows",
     "Scenario",
     "SinkContext",
     "SourceConfig",
+    "SourceRun",
+    "SourceSpec",
     "all_scenarios",
     "get_scenario",
 ]
 
 
 def all_scenarios() -> dict[str, Scenario]:
-    """Built-in scenarios by name (imports pyspark)."""
-    from scenarios import (
-        agg_update_naive,
-        agg_watermark_append,
-        agg_watermark_update,
-        dedup_stream,
-        dedup_within_watermark,
-        file_sink_stateless,
-        foreachbatch_append_naive,
-        foreachbatch_postgres_upsert,
-        foreachbatch_sqlite_upsert,
-        python_sink_publish_in_write,
-        python_sink_transactional,
-        stream_stream_join,
-    )
+    """Built-in scenarios by name, sorted: every module of this package that defines ``SCENARIO``
+    (found by scanning, so a new scenario module is registered by existing; imports pyspark)."""
+    import importlib
+    import pkgutil
 
-    modules = (
-        file_sink_stateless,
-        foreachbatch_append_naive,
-        python_sink_transactional,
-        python_sink_publish_in_write,
-        foreachbatch_sqlite_upsert,
-        foreachbatch_postgres_upsert,
-        agg_watermark_append,
-        agg_watermark_update,
-        dedup_stream,
-        dedup_within_watermark,
-        stream_stream_join,
-        agg_update_naive,
-    )
-    return {m.SCENARIO.name: m.SCENARIO for m in modules}
+    found: dict[str, Scenario] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.ispkg or info.name.startswith("_"):
+            continue
+        scenario = getattr(importlib.import_module(f"{__name__}.{info.name}"), "SCENARIO", None)
+        if isinstance(scenario, Scenario):
+            if scenario.name in found:
+                raise RuntimeError(f"two scenario modules define a scenario named {scenario.name!r}")
+            found[scenario.name] = scenario
+    return dict(sorted(found.items()))
 
 
 def get_scenario(name: str) -> Scenario:
