@@ -26,6 +26,9 @@ all measured in the same run on the same machine.
   ``foreachBatch`` SQLite upsert inside the crash-injecting wrapper, untraced
   (no fault planned for the call) and traced step by step, over the bare
   function (:mod:`harness.bench_steps`).
+- ``file_source_overhead_ratio``: Spark's JSON file source over files the harness
+  published (a file-directory scenario's input) -> ``noop``, over ``rate-micro-batch``
+  -> ``noop``, same rows per batch, same session.
 - peak RSS of the whole process tree; the inspector's time on a 1,000-batch
   checkpoint.
 
@@ -46,6 +49,7 @@ from typing import Any
 
 from fault_injectors.plan import FaultRule
 from harness.bench_chaos import CAMPAIGN_LABELS, DESIGNS, WORST_LABELS, chaos_rate, chaos_workloads, startup
+from harness.bench_files import file_source_batch
 from harness.bench_floor import FORMAT as FLOOR_FORMAT
 from harness.bench_floor import FloorDataSource
 from harness.bench_render import render_bench  # noqa: F401  (re-exported: the CLI imports it from here)
@@ -114,7 +118,13 @@ def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, 
     spark = build_session("harness-bench")
     spark.sparkContext.setLogLevel("FATAL")  # stopping a query mid-batch logs an abort that is expected here
     spark.dataSource.register(FloorDataSource)
-    results: dict[str, list[float]] = {"rate_noop": [], "floor_noop": [], "replayable_noop": [], "replayable_file": []}
+    results: dict[str, list[float]] = {
+        "rate_noop": [],
+        "floor_noop": [],
+        "replayable_noop": [],
+        "replayable_file": [],
+        "file_source_noop": [],
+    }
 
     durations = batch_durations
     try:
@@ -144,6 +154,7 @@ def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, 
                     w = w.option("path", str(d / f"out-{name}"))
                 q = w.start()
                 results[name].append(statistics.median(durations(q, batches + 2)))
+            results["file_source_noop"].append(file_source_batch(spark, d / "files", rows, batches + 2, durations))
     finally:
         spark.stop()
     out = {k: stat(v) for k, v in results.items()}
@@ -152,6 +163,7 @@ def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, 
     out["harness_batch_ratio"] = out["replayable_file"]["median"] / bare
     out["python_source_floor_ratio"] = out["floor_noop"]["median"] / bare
     out["replayable_vs_floor_ratio"] = out["replayable_noop"]["median"] / out["floor_noop"]["median"]
+    out["file_source_overhead_ratio"] = out["file_source_noop"]["median"] / bare
     return out
 
 
@@ -247,7 +259,13 @@ def run_bench(
             doc["inspector_1000_s"] = inspector_1000(work)
     doc["peak_rss_mb"] = round(sampler.stop(), 1)
     if "steady" in doc:
-        for key in ("overhead_ratio", "harness_batch_ratio", "python_source_floor_ratio", "replayable_vs_floor_ratio"):
+        for key in (
+            "overhead_ratio",
+            "harness_batch_ratio",
+            "python_source_floor_ratio",
+            "replayable_vs_floor_ratio",
+            "file_source_overhead_ratio",
+        ):
             doc[key] = doc["steady"][key]
     if "steps" in doc:
         doc["step_tracing_overhead_ratio"] = doc["steps"]["step_tracing_overhead_ratio"]

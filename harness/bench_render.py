@@ -29,6 +29,9 @@ def render_bench(doc: dict[str, Any]) -> str:
             f"  replayable_vs_floor_ratio              {doc['replayable_vs_floor_ratio']:.2f}x (what the harness's "
             "source adds)",
             f"  harness_batch_ratio (with file sink)   {doc['harness_batch_ratio']:.2f}x",
+            f"  batch, JSON file source -> noop        {s(st['file_source_noop'])}",
+            f"  file_source_overhead_ratio             {doc['file_source_overhead_ratio']:.2f}x (harness-published "
+            "files; target <= 1.2x)",
         ]
     if "steps" in doc:
         sp = doc["steps"]
