@@ -22,6 +22,7 @@ def file_source_batch(
     from scenarios.tap import advance, init_tap
 
     config, schema = SourceConfig(seed=1, partitions=2), _parse_datatype_string(SCHEMA_DDL)
+    work.mkdir(parents=True, exist_ok=True)
     tap = work / "tap.json"
     init_tap(tap, 2)
     for _ in range(batches):
