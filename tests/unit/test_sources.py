@@ -187,3 +187,20 @@ def test_a_file_source_run_is_one_batch_per_round_in_the_schedule() -> None:
     assert list(predicted) == plan_batches({0: 0, 1: 0}, {0: 30, 1: 30}, 40) + plan_batches(
         {0: 30, 1: 30}, {0: 60, 1: 60}, 40
     )
+
+
+def test_the_readme_orders_example_is_the_code_the_suite_runs() -> None:
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    after = readme[readme.index("<!-- orders-example") :]
+    blocks = after.split("```python\n")[1:4]
+    sources = [
+        (root / "examples/pipelines/orders.py").read_text(),
+        (root / "examples/pipelines/orders.py").read_text(),
+        (root / "tests/integration/test_user_events.py").read_text(),
+    ]
+    for block, source in zip(blocks, sources, strict=True):
+        lines = [line for line in block.split("```")[0].splitlines() if line.strip()]
+        assert lines
+        missing = [line for line in lines if line not in source.splitlines()]
+        assert not missing, f"README lines not in the code the suite runs: {missing}"
