@@ -56,9 +56,10 @@ def chaos_specs(
 
     ``steps(seed, rows)`` gives, per batch id, each traced sink call of a fault-free run of that data as
     ``(wrapper, partition, step count)`` (:class:`harness.census.CensusCache`). With it, a fault in a batch
-    that has steps is a ``sink.step`` fault with probability :data:`STEP_SHARE`: a call of the batch, then
-    ``k`` in ``1..count``, so it shrinks towards the first step. A batch gets at most one step fault: a
-    replayed batch may take fewer steps (a sink that finds its batch id recorded returns early).
+    that has steps is a ``sink.step`` fault with probability :data:`STEP_SHARE`: a wrapper of the batch (each
+    equally likely), a call of it, then ``k`` in ``1..count``, so it shrinks towards the first step. A batch
+    gets at most one step fault: a replayed batch may take fewer steps (a sink that finds its batch id
+    recorded returns early).
 
     ``timed``: a fault that is not a step fault is a timed kill (``batch.time``, 0..:data:`TIMED_MAX_MS` ms after
     ``offsets/N``) with probability :data:`TIMED_SHARE`, at most one per batch. Shrinking moves it towards a
@@ -86,7 +87,10 @@ def chaos_specs(
             step = wrapper = None
             if calls and draw(st.integers(0, 99)) < STEP_SHARE:
                 point = STEP_POINT
-                wrapper, partition, count = draw(st.sampled_from(calls))
+                # A wrapper first, then one of its calls: the one driver-side commit() of a batch, where
+                # publishing bugs live, is as likely as all its write() tasks together.
+                kind = draw(st.sampled_from(list(dict.fromkeys(c[0] for c in calls))))
+                wrapper, partition, count = draw(st.sampled_from([c for c in calls if c[0] == kind]))
                 step = draw(st.integers(1, count))
             elif timed and (batch, TIMED_POINT) not in used and draw(st.integers(0, 99)) >= 100 - TIMED_SHARE:
                 point = TIMED_POINT

@@ -183,3 +183,23 @@ def test_step_faults_are_drawn_often_and_only_with_a_census() -> None:
     minimal = find(with_census, has_step, settings=settings(database=None, max_examples=200))
     (rule,) = [r for r in minimal.extra_faults if r.point == "sink.step"]
     assert (rule.batch, rule.step, rule.wrapper, rule.partition) == (0, 1, "write", 0)
+
+
+def test_a_batch_commit_is_drawn_as_often_as_all_its_write_tasks_together() -> None:
+    """Eight write() tasks and one commit() in every batch: the commit, where a sink publishes, gets about
+    half of the step faults, not a ninth."""
+
+    def census(seed: int, rows: object) -> dict[int, list[tuple[str, int | None, int]]]:
+        n = len(build_schedule(RunSpec(NAIVE.name, seed, kills=0, rows=rows), NAIVE).predicted_batches)  # type: ignore[arg-type]
+        return {b: [("write", p, 3) for p in range(8)] + [("commit", None, 5)] for b in range(n)}
+
+    wrappers: list[str] = []
+
+    @settings(max_examples=150, database=None, derandomize=True, deadline=None)
+    @given(chaos_specs(NAIVE, max_faults=2, steps=census))
+    def collect(spec: RunSpec) -> None:
+        wrappers.extend(r.wrapper for r in spec.extra_faults if r.point == "sink.step" and r.wrapper)
+
+    collect()
+    assert len(wrappers) >= 30
+    assert 0.3 <= wrappers.count("commit") / len(wrappers) <= 0.85, wrappers
