@@ -6,36 +6,46 @@ publishes) and for the replayable source with a user's schema. The pipelines are
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.clirun import harness_json, leftover_processes
+from harness.pool import DriverPool
+from harness.report import to_json
+from harness.runner import run_spec
+from harness.spec import RunSpec, parse_kill_argument
+from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 
 
-@pytest.fixture(autouse=True)
-def no_leftover_processes() -> Iterator[None]:
-    yield
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
+    """One driver and a warm standby for the module: a SIGKILL costs a take-over, not a JVM start."""
+    shared = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "src", standby=True)
+    yield shared
+    shared.close()
     assert leftover_processes() == [], "a harness run left processes behind"
 
 
-def _run(
-    tmp_path: Path, scenario: str, *kills: str, seed: int = 1, rounds: int = 3
-) -> tuple[int, dict[str, Any], str]:
-    args = ["run", scenario, "--seed", str(seed), "--kills", "0", "--rounds", str(rounds)]
-    for kill in kills:
-        args += ["--kill", kill]
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    return harness_json(tmp_path / "r.json", *args, "--run-dir", str(tmp_path / "run"))
+@pytest.fixture
+def run(pool: DriverPool, tmp_path: Path) -> Any:
+    def play(
+        scenario: str, *kills: str, seed: int = 1, rounds: int = 3, name: str = "run"
+    ) -> tuple[dict[str, Any], str]:
+        log: list[str] = []
+        faults = tuple(dataclasses.replace(parse_kill_argument(k), id=f"x{i + 1}") for i, k in enumerate(kills))
+        spec = RunSpec(scenario, seed, kills=0, rounds=rounds, extra_faults=faults)
+        outcome = run_spec(spec, run_dir=tmp_path / name, echo=log.append, pool=pool)
+        return to_json(outcome), "\n".join(log[-40:])
+
+    return play
 
 
-def test_user_pipeline_on_json_files_holds_under_sigkills(tmp_path: Path) -> None:
-    rc, doc, log = _run(
-        tmp_path, "examples.pipelines.orders:SCENARIO", "after_offsets_logged:0", "sink.commit.after:1"
-    )
-    assert (rc, doc.get("verdict")) == (0, "exactly-once"), log
+def test_user_pipeline_on_json_files_holds_under_sigkills(run: Any, tmp_path: Path) -> None:
+    doc, log = run("examples.pipelines.orders:SCENARIO", "after_offsets_logged:0", "sink.commit.after:1")
+    assert doc["verdict"] == "exactly-once", log
     assert sorted(k["point"] for k in doc["kills_fired"]) == ["after_offsets_logged", "sink.commit.after"], log
     assert all(k["action"] == "kill_process_group" for k in doc["kills_fired"])
     inputs = sorted(p.name for p in (tmp_path / "run" / "input").iterdir())
@@ -45,9 +55,9 @@ def test_user_pipeline_on_json_files_holds_under_sigkills(tmp_path: Path) -> Non
     assert doc["expected_rows"] == doc["observed_rows"] == 5  # the countries
 
 
-def test_user_pipeline_on_json_files_without_a_batch_marker_counts_a_replay_twice(tmp_path: Path) -> None:
-    rc, doc, log = _run(tmp_path, "examples.pipelines.orders:BROKEN_SCENARIO", "sink.commit.after:1", rounds=2)
-    assert (rc, doc.get("verdict")) == (1, "violated"), log
+def test_user_pipeline_on_json_files_without_a_batch_marker_counts_a_replay_twice(run: Any) -> None:
+    doc, log = run("examples.pipelines.orders:BROKEN_SCENARIO", "sink.commit.after:1", rounds=2)
+    assert doc["verdict"] == "violated", log
     kinds = {a["kind"] for a in doc["anomalies"]}
     assert kinds == {"wrong-value"}, log
     # Every country's totals are off by exactly batch 1's share: the replay was added twice.
@@ -55,9 +65,9 @@ def test_user_pipeline_on_json_files_without_a_batch_marker_counts_a_replay_twic
     assert wrong["observed_row"]["orders"] > wrong["row"]["orders"], wrong
 
 
-def test_csv_files_naive_append_duplicates_are_located_in_the_killed_batch(tmp_path: Path) -> None:
-    rc, doc, log = _run(tmp_path, "scenarios.file_source_json:NAIVE_APPEND", "sink.commit.after:1", rounds=2)
-    assert (rc, doc.get("verdict")) == (1, "violated"), log
+def test_csv_files_naive_append_duplicates_are_located_in_the_killed_batch(run: Any) -> None:
+    doc, log = run("scenarios.file_source_json:NAIVE_APPEND", "sink.commit.after:1", rounds=2)
+    assert doc["verdict"] == "violated", log
     dupes = [a for a in doc["anomalies"] if a["kind"] == "duplicate"]
     assert dupes and {a["kind"] for a in doc["anomalies"]} == {"duplicate"}, log
     [kill] = doc["kills_fired"]
@@ -69,14 +79,10 @@ def test_csv_files_naive_append_duplicates_are_located_in_the_killed_batch(tmp_p
         assert a["fault"]["history_index"] == kill["history_index"]
 
 
-def test_user_schema_on_the_replayable_source_holds_and_its_broken_twin_is_caught(tmp_path: Path) -> None:
-    rc, doc, log = _run(
-        tmp_path / "ok", "examples.pipelines.orders:REPLAYABLE_SCENARIO", "source.read:0", "sink.commit.after:2"
-    )
-    assert (rc, doc.get("verdict")) == (0, "exactly-once"), log
+def test_user_schema_on_the_replayable_source_holds_and_its_broken_twin_is_caught(run: Any) -> None:
+    doc, log = run("examples.pipelines.orders:REPLAYABLE_SCENARIO", "source.read:0", "sink.commit.after:2", name="ok")
+    assert doc["verdict"] == "exactly-once", log
     assert sorted(k["point"] for k in doc["kills_fired"]) == ["sink.commit.after", "source.read"], log
-    rc, doc, log = _run(
-        tmp_path / "broken", "examples.pipelines.orders:BROKEN_REPLAYABLE_SCENARIO", "sink.commit.after:0", rounds=2
-    )
-    assert (rc, doc.get("verdict")) == (1, "violated"), log
+    doc, log = run("examples.pipelines.orders:BROKEN_REPLAYABLE_SCENARIO", "sink.commit.after:0", rounds=2, name="bad")
+    assert doc["verdict"] == "violated", log
     assert {a["kind"] for a in doc["anomalies"]} == {"wrong-value"}, log
