@@ -51,7 +51,7 @@ def test_user_pipeline_on_json_files_holds_under_sigkills(run: Any, tmp_path: Pa
     inputs = sorted(p.name for p in (tmp_path / "run" / "input").iterdir())
     assert len(inputs) == 3 * 2 and all(n.endswith(".json") for n in inputs), inputs  # 3 rounds x 2 partitions
     # The file source's log located each batch on the files the harness published: 3 rounds, 3 batches.
-    assert [(b["batch_id"], sorted(b["end"])) for b in doc["batches"]] == [(i, ["0", "1"]) for i in range(3)]
+    assert [(b["batch_id"], sorted(b["end"])) for b in doc["batches"]] == [(i, [0, 1]) for i in range(3)]
     assert doc["expected_rows"] == doc["observed_rows"] == 5  # the countries
 
 
@@ -75,7 +75,7 @@ def test_csv_files_naive_append_duplicates_are_located_in_the_killed_batch(run: 
     assert {a["batch_id"] for a in dupes} == {1}, log
     batch1 = next(b for b in doc["batches"] if b["batch_id"] == 1)
     for a in dupes:
-        assert batch1["start"][str(a["partition"])] <= a["offset"] < batch1["end"][str(a["partition"])]
+        assert batch1["start"][a["partition"]] <= a["offset"] < batch1["end"][a["partition"]]
         assert a["fault"]["history_index"] == kill["history_index"]
 
 
