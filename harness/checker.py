@@ -138,13 +138,19 @@ def check_exactly_once(
     faults: Sequence[FaultRef] = (),
     identity: Sequence[str] = PROVENANCE,
     checkpoint_anomalies: Sequence[Anomaly] = (),
+    totals: tuple[int, int] | None = None,
 ) -> CheckResult:
     """Compare ``observed`` with ``expected`` as multisets of rows.
 
     ``checkpoint_anomalies`` (e.g. ``offset-regression`` found by the
-    inspector) are added as they are; any anomaly makes the run violated."""
+    inspector) are added as they are; any anomaly makes the run violated.
+    ``totals`` (expected, observed) are the row counts of the whole input when
+    ``expected`` and ``observed`` hold only the rows of the identities that
+    differ (:func:`harness.multiset.narrow`)."""
     try:
         result = _check(list(expected), list(observed), batches, faults, tuple(identity))
+        if totals is not None:
+            result.expected_rows, result.observed_rows = totals
         if checkpoint_anomalies:
             result.anomalies = [*result.anomalies, *checkpoint_anomalies]
             result.valid = False

@@ -85,15 +85,19 @@ def verdict(run_dir: Path, spec: dict[str, Any], faults: Sequence[dict[str, Any]
     import pyarrow.parquet as pq
 
     from harness.checker import FaultRef
+    from harness.multiset import rows_to_check
 
     try:
-        expected = pq.read_table(run_dir / "oracle" / "expected.parquet").to_pylist()
-        observed = pq.read_table(run_dir / "oracle" / "observed.parquet").to_pylist()
+        tables = (
+            pq.read_table(run_dir / "oracle" / "expected.parquet"),
+            pq.read_table(run_dir / "oracle" / "observed.parquet"),
+        )
     except OSError as exc:
         return CheckResult("unknown", error=f"could not read the run's oracle files: {exc}")
-    identity = tuple(spec.get("identity") or spec.get("compare") or (expected[0].keys() if expected else ()))
+    identity = tuple(spec.get("identity") or spec.get("compare") or tables[0].column_names)
     refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in faults]
-    result = check_exactly_once(expected, observed, faults=refs, identity=identity)
+    expected, observed, totals = rows_to_check(*tables, identity)
+    result = check_exactly_once(expected, observed, faults=refs, identity=identity, totals=totals)
     if spec["kind"] not in ("rate", "rate-micro-batch") or not result.anomalies:
         return result
     spans = spans_by_value(run_dir / "checkpoint", spec["kind"], spec["options"])
