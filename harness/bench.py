@@ -29,6 +29,8 @@ all measured in the same run on the same machine.
 - ``file_source_overhead_ratio``: Spark's JSON file source over files the harness
   published (a file-directory scenario's input) -> ``noop``, over ``rate-micro-batch``
   -> ``noop``, same rows per batch, same session.
+- ``check_slope``: how the verdict's time grows per 10x rows, 10^3 .. 10^6
+  (:mod:`harness.bench_check`; 1.0 = linear), and ``check_1e6_s``;
 - peak RSS of the whole process tree; the inspector's time on a 1,000-batch
   checkpoint.
 
@@ -49,6 +51,7 @@ from typing import Any
 
 from fault_injectors.plan import FaultRule
 from harness.bench_chaos import CAMPAIGN_LABELS, DESIGNS, WORST_LABELS, chaos_rate, chaos_workloads, startup
+from harness.bench_check import check_growth
 from harness.bench_files import file_source_batch
 from harness.bench_floor import FORMAT as FLOOR_FORMAT
 from harness.bench_floor import FloorDataSource
@@ -223,7 +226,7 @@ def inspector_1000(work: Path) -> dict[str, Any]:
 
 
 #: Sections of ``bench --only``.
-SECTIONS = ("steady", "restarts", "chaos", "inspector", "steps")
+SECTIONS = ("steady", "restarts", "chaos", "inspector", "steps", "check")
 
 
 def run_bench(
@@ -257,6 +260,10 @@ def run_bench(
         if "inspector" in only:
             echo("inspector on a 1,000-batch checkpoint ...")
             doc["inspector_1000_s"] = inspector_1000(work)
+        if "check" in only:
+            echo("the verdict's cost, rows 10^3 .. 10^6 ...")
+            doc["check"] = check_growth()
+            doc["check_slope"], doc["check_1e6_s"] = doc["check"]["check_slope"], doc["check"]["check_1e6_s"]
     doc["peak_rss_mb"] = round(sampler.stop(), 1)
     if "steady" in doc:
         for key in (

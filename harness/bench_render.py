@@ -44,6 +44,14 @@ def render_bench(doc: dict[str, Any]) -> str:
             f"  step_census_overhead_ratio             {doc['step_census_overhead_ratio']:.2f}x (every call traced: a "
             "census, or the call a sink.step rule is armed for)",
         ]
+    if "check" in doc:
+        for r in doc["check"]["sizes"]:
+            python = f", whole-input Python {r['python_s']:.2f} s" if "python_s" in r else ""
+            lines.append(f"  check, {r['rows']:>9,} rows            {r['arrow_s']:.2f} s (Arrow-narrowed{python})")
+        lines.append(
+            f"  check_slope                            {doc['check_slope']:.2f} (per 10x rows; 1.0 = linear; "
+            "10^6-row target < 60 s)"
+        )
     if "restart_cold" in doc:
         lines += [
             f"  kill -> recovered batch, cold          {s(doc['restart_cold']['kill_to_first_batch_s'])}",
