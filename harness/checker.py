@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import math
 import traceback
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -97,9 +98,15 @@ class CheckResult:
         return dict(c)
 
 
+#: What a float NaN counts as: every NaN is one value here (Arrow groups them so too), not a new one each.
+NAN = "NaN"
+
+
 def _norm(value: Any) -> Any:
     if isinstance(value, datetime | date):
         return value.isoformat()
+    if isinstance(value, float) and math.isnan(value):
+        return NAN
     return value
 
 

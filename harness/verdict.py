@@ -24,7 +24,7 @@ def batch_spans(checkpoint: str | os.PathLike[str], source: int = 0) -> list[Bat
     records = read_batches(checkpoint)
     logged = [r.offsets.sources[source] for r in records if r.offsets is not None and len(r.offsets.sources) > source]
     if any(isinstance(o, dict) and "logOffset" in o for o in logged):
-        return file_source_spans(checkpoint, {r.batch_id: r.committed for r in records}, source)
+        return file_source_spans(checkpoint, records, source)
     spans = []
     for rec in records:
         if rec.offsets is None or len(rec.offsets.sources) <= source or rec.offsets.sources[source] is None:
@@ -39,33 +39,38 @@ def batch_spans(checkpoint: str | os.PathLike[str], source: int = 0) -> list[Bat
     return spans
 
 
-def file_source_spans(
-    checkpoint: str | os.PathLike[str], committed: Mapping[int, bool], source: int = 0
-) -> list[BatchSpan]:
-    """Spans of a file-source query: ``sources/<source>/`` lists the files each batch read, and the
-    name of a file the harness published is its partition and offset range (:mod:`scenarios.filedir`).
-    Files of other names are skipped (no provenance)."""
+def file_source_spans(checkpoint: str | os.PathLike[str], records: Sequence[Any], source: int = 0) -> list[BatchSpan]:
+    """Spans of a file-source query. Query batch N logs ``{"logOffset": L}``; the files it read are the entries
+    of the file source's own log (``sources/<source>/``) numbered ``(L', L]``, where ``L'`` is the previous
+    batch's ``logOffset`` (the two numberings drift apart when Spark runs a batch without new files). The name
+    of a file the harness published is its partition and offset range (:mod:`scenarios.filedir`); other files
+    are skipped (no provenance). ``records`` are the checkpoint's :func:`read_batches`."""
     log = read_source_logs(checkpoint).get(str(source))
     if log is None:
         return []
-    ranges: dict[int, dict[int, tuple[int, int]]] = {}
+    by_log: dict[int, list[tuple[int, int, int]]] = {}
     for entry in (e for lb in log.batches.values() for e in lb.entries):
         parsed = parse_name(str(entry.get("path", "")))
-        if parsed is None or not isinstance(entry.get("batchId"), int):
+        if parsed is not None and isinstance(entry.get("batchId"), int):
+            by_log.setdefault(entry["batchId"], []).append(parsed)
+    spans, previous = [], -1
+    for rec in records:
+        if rec.offsets is None or len(rec.offsets.sources) <= source:
             continue
-        partition, start, end = parsed
-        span = ranges.setdefault(entry["batchId"], {})
-        lo, hi = span.get(partition, (start, end))
-        span[partition] = (min(lo, start), max(hi, end))
-    return [
-        BatchSpan(
-            bid,
-            {p: r[0] for p, r in ranges[bid].items()},
-            {p: r[1] for p, r in ranges[bid].items()},
-            committed.get(bid, False),
-        )
-        for bid in sorted(ranges)
-    ]
+        offset = rec.offsets.sources[source]
+        current = offset.get("logOffset") if isinstance(offset, dict) else None
+        if not isinstance(current, int):
+            continue
+        start: dict[int, int] = {}
+        end: dict[int, int] = {}
+        for log_id in range(previous + 1, current + 1):
+            for partition, lo, hi in by_log.get(log_id, ()):
+                start[partition] = min(start.get(partition, lo), lo)
+                end[partition] = max(end.get(partition, hi), hi)
+        previous = max(previous, current)
+        if end:
+            spans.append(BatchSpan(rec.batch_id, start, end, rec.committed))
+    return spans
 
 
 def batches_json(checkpoint: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -97,7 +102,10 @@ def check_run_dir(
         return CheckResult("unknown", error=f"could not read the run's output or checkpoint: {exc}")
     refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in faults]
     # Only the rows of identities whose counts differ reach Python (Arrow counts the rest where they are).
-    expected, observed, totals = rows_to_check(*tables, identity)
+    try:
+        expected, observed, totals = rows_to_check(*tables, identity)
+    except Exception as exc:  # the verdict is unknown, never a crash of the run
+        return CheckResult("unknown", error=f"could not compare the run's rows: {exc!r}")
     return check_exactly_once(
         expected,
         observed,

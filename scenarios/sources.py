@@ -31,6 +31,9 @@ SOURCE_POINTS = ("source.latest_offset", "source.read")
 #: Crash points inside a write task: fired by the replayable source's read() (same task) or by a
 #: ``crash_injecting`` sink wrapper.
 TASK_WRITE_POINTS = ("sink.write.start", "sink.write.mid", "sink.write.end")
+#: File-source reader options the harness decides (lower case).
+_HARNESS_OWNED = {"maxfilespertrigger", "maxbytespertrigger", "latestfirst", "cleansource", "header"}
+_NESTED = ("STRUCT<", "ARRAY<", "MAP<")
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,18 @@ class FileDirectory:
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
             raise ConfigError(f"FileDirectory: format {self.format!r} is not one of {sorted(FORMATS)}")
+        refused = sorted(k for k, _ in self.options if k.lower() in _HARNESS_OWNED)
+        if refused:
+            raise ConfigError(
+                f"FileDirectory: option(s) {refused} are the harness's: it predicts one batch per run of the "
+                "query from what it published (no maxFilesPerTrigger/maxBytesPerTrigger/latestFirst), never "
+                "moves or deletes published files (no cleanSource) and writes the CSV header itself"
+            )
+        if self.format == "csv" and self.rows and any(t in self.rows.schema.upper() for t in _NESTED):
+            raise ConfigError(
+                f"FileDirectory: schema {self.rows.schema!r} has nested columns, which CSV cannot hold; "
+                "use json or parquet"
+            )
 
     @property
     def ddl(self) -> str:
@@ -127,7 +142,9 @@ class FileDirectory:
         return frozenset()
 
     def _reader_options(self) -> dict[str, str]:
-        return {**({"header": "true"} if self.format == "csv" else {}), **dict(self.options)}
+        # A CSV string may hold a newline (quoted): multiLine keeps it one value.
+        csv = {"header": "true", "multiLine": "true"} if self.format == "csv" else {}
+        return {**csv, **dict(self.options)}
 
     def publish(self, spark: SparkSession, run: SourceRun) -> list[str]:
         """Write the files of what the tap has available (nothing already there is rewritten)."""

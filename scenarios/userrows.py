@@ -97,7 +97,7 @@ class Rows:
     def __init__(self, schema: str, fn: str | Callable[..., Any]) -> None:
         if not schema.strip():
             raise ConfigError("user rows: the schema is empty; give the DDL of your columns, e.g. 'id STRING, n INT'")
-        clash = sorted(set(top_level_names(schema)) & set(PROVENANCE))
+        clash = sorted(n for n in top_level_names(schema) if n.lower() in PROVENANCE)  # Spark ignores case
         if clash:
             raise ConfigError(
                 f"user rows: column(s) {clash} of schema {schema!r} clash with the provenance columns "
@@ -112,8 +112,15 @@ class Rows:
         return f"{PROVENANCE_DDL}, {self.schema}"
 
     def row(self, seed: int, partition: int, offset: int, seq: int) -> Sequence[Any] | Mapping[str, Any]:
-        """The user's columns of one row (not converted)."""
-        return resolve(self.fn)(seed, partition, offset, seq)
+        """The user's columns of one row (not converted); an exception of the function names the row."""
+        fn = resolve(self.fn)
+        try:
+            return fn(seed, partition, offset, seq)
+        except Exception as exc:
+            raise ConfigError(
+                f"row function {self.fn} raised {exc!r} at (seed={seed}, partition={partition}, offset={offset}, "
+                f"seq={seq}); it must return your columns for every position"
+            ) from exc
 
 
 def as_tuple(value: Any, schema: StructType, where: str = "row") -> tuple[Any, ...]:

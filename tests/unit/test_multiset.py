@@ -79,3 +79,29 @@ def test_timestamps_and_column_order_are_compared_as_values() -> None:
     obs = pa.Table.from_pylist([{"at": t, "k": 1}], pa.schema([("at", pa.timestamp("us", "UTC")), ("k", pa.int64())]))
     narrowed = narrow(exp, obs, ("k",))
     assert narrowed is not None and (narrowed.expected, narrowed.observed) == ([], [])
+
+
+def test_a_cast_that_could_make_unequal_values_equal_is_not_narrowed() -> None:
+    """Whole check: a string "1" is not the integer 1, a UTC time is not a naive one, a float32 is not
+    the float64 it widens to. Arrow must not cast them equal: it leaves such inputs to the whole check."""
+    t = datetime(2024, 1, 1, tzinfo=UTC)
+    pairs = [
+        (pa.table({"k": pa.array([1], pa.int64())}), pa.table({"k": pa.array(["1"])})),
+        (pa.table({"k": pa.array([t], pa.timestamp("us", "UTC"))}), pa.table({"k": pa.array([t], pa.timestamp("us"))})),
+        (pa.table({"k": pa.array([0.1], pa.float64())}), pa.table({"k": pa.array([0.1], pa.float32())})),
+    ]
+    for exp, obs in pairs:
+        assert narrow(exp, obs, ("k",)) is None, (exp.schema, obs.schema)
+        assert narrow(obs, exp, ("k",)) is None
+        e, o, totals = rows_to_check(exp, obs, ("k",))
+        assert totals is None and not check_exactly_once(e, o, identity=("k",)).valid
+    widened = pa.table({"k": pa.array([1], pa.int32())})
+    assert narrow(pa.table({"k": pa.array([1], pa.int64())}), widened, ("k",)) is not None
+
+
+def test_nan_is_one_value_in_both_paths() -> None:
+    exp = pa.table({"k": pa.array([1, 2], pa.int32()), "x": pa.array([float("nan"), 1.0])})
+    whole = check_exactly_once(exp.to_pylist(), exp.to_pylist(), identity=("k",))
+    assert whole.valid is True
+    e, o, totals = rows_to_check(exp, exp, ("k",))
+    assert check_exactly_once(e, o, identity=("k",), totals=totals).valid is True

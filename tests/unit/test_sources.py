@@ -124,16 +124,22 @@ def test_csv_refuses_nested_columns(tmp_path: Path) -> None:
         publish(tmp_path / "in", tap, "csv", SourceConfig(partitions=1), orders.ROWS, ORDERS)
 
 
-def _file_source_checkpoint(root: Path, batches: list[list[str]], committed: int) -> Path:
+def _file_source_checkpoint(root: Path, batches: list[tuple[int, list[str]]], committed: int) -> Path:
+    """Query batch i logs ``{"logOffset": batches[i][0]}``; a batch with files adds file-source log entry
+    number ``logOffset`` listing them (a batch without new files repeats the previous ``logOffset``)."""
     ckpt = root / "ckpt"
     for d in ("offsets", "commits", "sources/0"):
         (ckpt / d).mkdir(parents=True)
     (ckpt / "metadata").write_text('{"id":"q"}')
-    for bid, files in enumerate(batches):
+    for bid, (log_offset, files) in enumerate(batches):
         meta = {"batchWatermarkMs": 0, "batchTimestampMs": 0, "conf": {}}
-        (ckpt / "offsets" / str(bid)).write_text(f"v1\n{json.dumps(meta)}\n{json.dumps({'logOffset': bid})}")
-        entries = [json.dumps({"path": f"file://{root}/input/{f}", "timestamp": 1, "batchId": bid}) for f in files]
-        (ckpt / "sources" / "0" / str(bid)).write_text("v1\n" + "\n".join(entries))
+        offsets = f"v1\n{json.dumps(meta)}\n{json.dumps({'logOffset': log_offset})}"
+        (ckpt / "offsets" / str(bid)).write_text(offsets)
+        if files:
+            entries = [
+                json.dumps({"path": f"file://{root}/input/{f}", "timestamp": 1, "batchId": log_offset}) for f in files
+            ]
+            (ckpt / "sources" / "0" / str(log_offset)).write_text("v1\n" + "\n".join(entries))
         if bid < committed:
             (ckpt / "commits" / str(bid)).write_text('v1\n{"nextBatchWatermarkMs":0}')
     return ckpt
@@ -142,13 +148,17 @@ def _file_source_checkpoint(root: Path, batches: list[list[str]], committed: int
 def test_file_source_batches_are_located_by_the_files_their_log_lists(tmp_path: Path) -> None:
     ckpt = _file_source_checkpoint(
         tmp_path,
-        [[file_name(0, 0, 4, "json"), file_name(1, 0, 2, "json")], [file_name(0, 4, 9, "json"), "other.json"]],
-        committed=1,
+        [
+            (0, [file_name(0, 0, 4, "json"), file_name(1, 0, 2, "json")]),
+            (0, []),  # a batch without new files (a no-data batch): the file source's log does not move
+            (1, [file_name(0, 4, 9, "json"), "other.json"]),
+        ],
+        committed=2,
     )
     spans = batch_spans(ckpt)
     assert [(s.batch_id, dict(s.start), dict(s.end), s.committed) for s in spans] == [
         (0, {0: 0, 1: 0}, {0: 4, 1: 2}, True),
-        (1, {0: 4}, {0: 9}, False),
+        (2, {0: 4}, {0: 9}, False),
     ]
 
 
@@ -204,3 +214,22 @@ def test_the_readme_orders_example_is_the_code_the_suite_runs() -> None:
         assert lines
         missing = [line for line in lines if line not in source.splitlines()]
         assert not missing, f"README lines not in the code the suite runs: {missing}"
+
+
+def _raises(seed: int, partition: int, offset: int, seq: int) -> dict[str, Any]:
+    if offset == 2:
+        raise KeyError("boom")
+    return {"x": offset}
+
+
+def test_bad_user_input_is_refused_with_what_to_do() -> None:
+    with pytest.raises(ConfigError, match=r"\['maxFilesPerTrigger'\] are the harness's"):
+        FileDirectory("json", options=(("maxFilesPerTrigger", "1"),))
+    with pytest.raises(ConfigError, match="nested columns, which CSV cannot hold"):
+        FileDirectory("csv", orders.ROWS)
+    with pytest.raises(ConfigError, match=r"\['Offset'\] .* clash"):
+        Rows("Offset BIGINT", orders.order)
+    rows = Rows("x BIGINT", _raises)
+    schema = StructType([*ORDERS.fields[:3], StructField("x", LongType())])
+    with pytest.raises(ConfigError, match=r"raised KeyError\('boom'\) at \(seed=0, partition=1, offset=2, seq=0\)"):
+        list(source_rows(SourceConfig(), rows, schema, 1, 0, 3))
