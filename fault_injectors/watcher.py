@@ -113,12 +113,14 @@ class CheckpointWatcher(threading.Thread):
             where = f"batch {batch} had committed; batch {latest_offsets} was running"
         else:
             where = f"batch {batch} had committed; no batch was running"
+        recorded = round(measured, 1)
         return {
             "planned_ms": after_ms,
-            "measured_ms": round(measured, 1),
+            "measured_ms": recorded,
             "latest_offsets": latest_offsets,
             "latest_commit": latest_commit,
-            "description": f"landed {measured:.0f} ms after offsets/{batch} was written ({where})",
+            # From the recorded figure, so the text and measured_ms round alike (154.54 was "155" beside 154.5).
+            "description": f"landed {round(recorded)} ms after offsets/{batch} was written ({where})",
         }
 
     def stop(self) -> None:
