@@ -4,6 +4,7 @@ at-least-once sink found, shrunk and replayed from its bundle."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,13 @@ from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 
 #: No shrinking here: these campaigns check verdicts across the library; finding, shrinking and replaying a
 #: violation is test_crash_anywhere.py's chaos test (and, opt-in, the heavy test below).
-CI = dataclasses.replace(get_profile("ci"), shrink_budget_s=0)
+#: Two examples per scenario in the default suite (its time budget: 13 campaigns); ``HARNESS_HEAVY=1`` runs the
+#: ``ci`` profile's own count, 3.
+CI = dataclasses.replace(
+    get_profile("ci"),
+    shrink_budget_s=0,
+    examples=get_profile("ci").examples if os.environ.get("HARNESS_HEAVY") == "1" else 2,
+)
 SCENARIOS = sorted(all_scenarios())
 #: The scenarios whose campaigns here also draw ``sink.step`` faults (a correct foreachBatch sink and a correct
 #: DataSourceStreamWriter). The other sink scenarios run without, to keep the suite's time: each census is one

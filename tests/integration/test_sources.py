@@ -80,7 +80,9 @@ def test_csv_files_naive_append_duplicates_are_located_in_the_killed_batch(run: 
 
 
 def test_user_schema_on_the_replayable_source_holds_and_its_broken_twin_is_caught(run: Any) -> None:
-    doc, log = run("examples.pipelines.orders:REPLAYABLE_SCENARIO", "source.read:0", "sink.commit.after:2", name="ok")
+    doc, log = run(
+        "examples.pipelines.orders:REPLAYABLE_SCENARIO", "source.read:0", "sink.commit.after:1", rounds=2, name="ok"
+    )
     assert doc["verdict"] == "exactly-once", log
     assert sorted(k["point"] for k in doc["kills_fired"]) == ["sink.commit.after", "source.read"], log
     doc, log = run("examples.pipelines.orders:BROKEN_REPLAYABLE_SCENARIO", "sink.commit.after:0", rounds=2, name="bad")
