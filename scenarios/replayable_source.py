@@ -55,6 +55,20 @@ if TYPE_CHECKING:
 FORMAT = "replayable"
 
 
+def user_rows(options: Mapping[str, str]) -> Rows | None:
+    """The user's columns named by options ``row_schema`` and ``row_fn`` (both or neither); ``None``: the
+    built-in 6 columns."""
+    opts = {str(k).lower(): v for k, v in options.items()}
+    if not (opts.get("row_schema") or opts.get("row_fn")):
+        return None
+    if not (opts.get("row_schema") and opts.get("row_fn")):
+        raise ConfigError(
+            "replayable source: user rows need both options 'row_schema' (DDL of your columns) "
+            "and 'row_fn' ('module:function' of seed, partition, offset, seq)"
+        )
+    return Rows(opts["row_schema"], opts["row_fn"])
+
+
 class SourceOptions:
     """Parsed options of the replayable source (data config + harness wiring)."""
 
@@ -82,19 +96,7 @@ class SourceOptions:
         self.write_points = str(opts.get("write_points", "true")).lower() != "false"
         self.fault_dir: str | None = opts.get("fault_dir")
         #: A user's columns after the provenance columns (options ``row_schema`` and ``row_fn``).
-        self.rows: Rows | None = None
-        if opts.get("row_schema") or opts.get("row_fn"):
-            if not (opts.get("row_schema") and opts.get("row_fn")):
-                raise ConfigError(
-                    "replayable source: user rows need both options 'row_schema' (DDL of your columns) "
-                    "and 'row_fn' ('module:function' of seed, partition, offset, seq)"
-                )
-            self.rows = Rows(opts["row_schema"], opts["row_fn"])
-
-    @property
-    def ddl(self) -> str:
-        """The schema of every row: the 6 built-in columns, or the provenance columns and the user's."""
-        return self.rows.ddl if self.rows else SCHEMA_DDL
+        self.rows = user_rows(opts)
 
     def available(self) -> Offsets:
         """End offsets of the data that exists now (``end`` wins over ``tap``)."""
@@ -256,7 +258,8 @@ class ReplayableDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
-        return SourceOptions({"end": "{}", **self.options}).ddl
+        rows = user_rows(self.options)
+        return rows.ddl if rows else SCHEMA_DDL
 
     def reader(self, schema: Any) -> DataSourceReader:
         return ReplayableBatchReader(self.options, schema)
