@@ -7,13 +7,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.checker import Anomaly, BatchSpan, CheckResult, FaultRef, check_exactly_once
 from harness.inspector import CheckpointError, read_batches, read_source_logs
 from harness.multiset import rows_to_check
 from scenarios.admission import offsets_from_json
 from scenarios.filedir import parse_name
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def batch_spans(checkpoint: str | os.PathLike[str], source: int = 0) -> list[BatchSpan]:
@@ -101,18 +104,33 @@ def check_run_dir(
     except (OSError, CheckpointError, ValueError) as exc:
         return CheckResult("unknown", error=f"could not read the run's output or checkpoint: {exc}")
     refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in faults]
-    # Only the rows of identities whose counts differ reach Python (Arrow counts the rest where they are).
+    return check_tables(
+        *tables, identity, batches=spans, faults=refs, checkpoint_anomalies=checkpoint_anomalies(checkpoint, refs)
+    )
+
+
+def check_tables(
+    expected: pa.Table,
+    observed: pa.Table,
+    identity: Sequence[str],
+    *,
+    batches: Sequence[BatchSpan] = (),
+    faults: Sequence[FaultRef] = (),
+    checkpoint_anomalies: Sequence[Anomaly] = (),
+) -> CheckResult:
+    """:func:`check_exactly_once` of two Arrow tables; only the rows of identities whose counts differ reach
+    Python (:func:`harness.multiset.rows_to_check`). Never raises: a failed comparison is ``unknown``."""
     try:
-        expected, observed, totals = rows_to_check(*tables, identity)
-    except Exception as exc:  # the verdict is unknown, never a crash of the run
+        exp, obs, totals = rows_to_check(expected, observed, identity)
+    except Exception as exc:
         return CheckResult("unknown", error=f"could not compare the run's rows: {exc!r}")
     return check_exactly_once(
-        expected,
-        observed,
-        batches=spans,
-        faults=refs,
+        exp,
+        obs,
+        batches=batches,
+        faults=faults,
         identity=identity,
-        checkpoint_anomalies=checkpoint_anomalies(checkpoint, refs),
+        checkpoint_anomalies=checkpoint_anomalies,
         totals=totals,
     )
 

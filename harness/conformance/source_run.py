@@ -26,7 +26,7 @@ from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.plan import FaultPlan, FaultRule
-from harness.checker import BatchSpan, CheckResult, check_exactly_once
+from harness.checker import BatchSpan, CheckResult
 from harness.conductor import Conductor
 from harness.history import History
 from harness.inspector import CheckpointError, latest_batch_id, read_batches
@@ -85,7 +85,7 @@ def verdict(run_dir: Path, spec: dict[str, Any], faults: Sequence[dict[str, Any]
     import pyarrow.parquet as pq
 
     from harness.checker import FaultRef
-    from harness.multiset import rows_to_check
+    from harness.verdict import check_tables
 
     try:
         tables = (
@@ -96,8 +96,7 @@ def verdict(run_dir: Path, spec: dict[str, Any], faults: Sequence[dict[str, Any]
         return CheckResult("unknown", error=f"could not read the run's oracle files: {exc}")
     identity = tuple(spec.get("identity") or spec.get("compare") or tables[0].column_names)
     refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in faults]
-    expected, observed, totals = rows_to_check(*tables, identity)
-    result = check_exactly_once(expected, observed, faults=refs, identity=identity, totals=totals)
+    result = check_tables(*tables, identity, faults=refs)
     if spec["kind"] not in ("rate", "rate-micro-batch") or not result.anomalies:
         return result
     spans = spans_by_value(run_dir / "checkpoint", spec["kind"], spec["options"])
