@@ -7,6 +7,8 @@ imported on first use, the way Hypothesis keeps its top level light)::
     outcome = run(RunSpec("file_sink_stateless", seed=3, kills=2))
 
 - :class:`Scenario`: a pipeline under test (source, transform, sink, read-back, guarantee).
+- :class:`SourceSpec`: a scenario's input: :class:`Replayable` (optionally with a user's :class:`Rows`),
+  :class:`FileDirectory` (Spark's file source), :class:`PythonSource` (a user's ``DataSource``).
 - :class:`RunSpec` / :func:`run`: one run (kill/restart schedule from a seed) and its outcome.
 - :class:`FaultRule` / :class:`FaultPlan`: explicit faults at crash points, steps or times.
 - :func:`check_source` / :func:`check_sink`: the connector conformance kits.
@@ -24,12 +26,18 @@ if TYPE_CHECKING:
     from harness.conformance.source_suite import check_source
     from harness.inspector import inspect_checkpoint
     from harness.runner import run_spec as run
+    from harness.sources import FileDirectory, PythonSource, Replayable, Rows, SourceSpec
     from harness.spec import RunSpec
     from scenarios.base import Scenario
 
 #: Public name -> (module, attribute).
 _EXPORTS: dict[str, tuple[str, str]] = {
     "Scenario": ("scenarios.base", "Scenario"),
+    "SourceSpec": ("scenarios.sources", "SourceSpec"),
+    "Replayable": ("scenarios.sources", "Replayable"),
+    "FileDirectory": ("scenarios.sources", "FileDirectory"),
+    "PythonSource": ("harness.sources.python", "PythonSource"),
+    "Rows": ("scenarios.userrows", "Rows"),
     "RunSpec": ("harness.spec", "RunSpec"),
     "run": ("harness.runner", "run_spec"),
     "FaultRule": ("fault_injectors.plan", "FaultRule"),
@@ -39,7 +47,21 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "inspect_checkpoint": ("harness.inspector", "inspect_checkpoint"),
 }
 
-__all__ = ["FaultPlan", "FaultRule", "RunSpec", "Scenario", "check_sink", "check_source", "inspect_checkpoint", "run"]
+__all__ = [
+    "FaultPlan",
+    "FaultRule",
+    "FileDirectory",
+    "PythonSource",
+    "Replayable",
+    "Rows",
+    "RunSpec",
+    "Scenario",
+    "SourceSpec",
+    "check_sink",
+    "check_source",
+    "inspect_checkpoint",
+    "run",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -69,8 +69,8 @@ def cmd_census(args: argparse.Namespace) -> int:
 
 def _sink_census(args: argparse.Namespace, seed: int):  # type: ignore[no-untyped-def]
     from harness.census import take_census
-    from harness.conformance.loading import LoadError, load, parse_options
     from harness.conformance.sink_scenario import exported, sink_config
+    from harness.sources.loading import LoadError, load, parse_options
 
     if not args.read_back:
         raise ValueError("census --sink needs --read-back FILE:FUNCTION (the rows the sink's readers see)")

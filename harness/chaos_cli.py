@@ -119,10 +119,10 @@ def cmd_chaos(args: argparse.Namespace) -> int:
 
 def _cmd_chaos_source(args: argparse.Namespace) -> int:
     """``chaos --source``: a campaign over a connector's own source (:mod:`harness.conformance.source_campaign`)."""
-    from harness.conformance.loading import LoadError, parse_options
     from harness.conformance.source_campaign import render_source_campaign, run_source_campaign
     from harness.conformance.source_schedule import SourceSubject
     from harness.profiles import get_profile
+    from harness.sources.loading import LoadError, parse_options
 
     unsupported = [
         flag
@@ -184,8 +184,8 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
 
 def _replay_source(args: argparse.Namespace, file: Path) -> int:
     """``replay`` of a source campaign's bundle (:func:`harness.conformance.source_bundle.replay_source_bundle`)."""
-    from harness.conformance.loading import LoadError
     from harness.conformance.source_bundle import replay_source_bundle
+    from harness.sources.loading import LoadError
 
     if args.times < 1:
         return _fail("--times must be >= 1")

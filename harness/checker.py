@@ -68,7 +68,9 @@ class Anomaly:
     expected_count: int
     observed_count: int
     row: dict[str, Any]
-    offset_range: dict[str, list[int]] | None = None
+    #: Per partition ``[start, end)`` of the batch; for a source without provenance, ``{"source": [start, end]}``
+    #: with the source's own offsets as JSON text.
+    offset_range: dict[str, list[Any]] | None = None
     fault: FaultRef | None = None
     #: For ``wrong-value``: the row readers see instead of ``row`` (the expected one).
     observed_row: dict[str, Any] | None = None

@@ -40,7 +40,7 @@ from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
 from harness.inspector import batch_ids, read_commit
 from harness.progress import ProgressLog, caught_up
-from harness.rundir import RunPaths
+from harness.rundir import INPUT_BATCHES, RunPaths
 from harness.session import DEFAULT_MASTER, apply_run_confs, build_session
 from harness.spec import RunSpec
 from harness.warm import warm
@@ -166,6 +166,9 @@ class Driver:
             table = df.toArrow()
             pq.write_table(table, self.paths.oracle / f"{name}.parquet")
             counts[f"{name}_rows"] = table.num_rows
+        located = self.scenario.source.input_batches(self.source_run, self.scenario.identity)
+        if located is not None:  # a source without provenance columns: which batch read which row
+            pq.write_table(located, self.paths.oracle / INPUT_BATCHES)
         return {"event": "checked", **counts}
 
 

@@ -28,7 +28,9 @@ def _anomaly_line(a: Anomaly) -> str:
     where = f"batch {a.batch_id}" if a.batch_id is not None else "no batch covers it"
     rng = ""
     if a.offset_range:
-        rng = " offsets " + ", ".join(f"p{p}:[{s},{e})" for p, (s, e) in a.offset_range.items())
+        rng = " offsets " + ", ".join(
+            f"[{s}, {e})" if p == "source" else f"p{p}:[{s},{e})" for p, (s, e) in a.offset_range.items()
+        )
     fault = f"; after fault #{a.fault.history_index} ({a.fault.description})" if a.fault else "; no fault preceded it"
     if a.detail:
         return f"  - {where}{fault}\n      {a.detail}"

@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+#: ``oracle/`` file of a run whose source adds no provenance columns: the identity columns of every row each
+#: batch read, and the batch id in :data:`INPUT_BATCH_COLUMN` (written by the driver's ``check``).
+INPUT_BATCHES = "input_batches.parquet"
+INPUT_BATCH_COLUMN = "__batch_id"
+
 
 @dataclass(frozen=True)
 class RunPaths:

@@ -137,7 +137,12 @@ class Runner:
             if op.kind == "add_data":
                 r += 1
                 tap = advance(self.paths.tap, op.rows)
-                self._record("ok", "runner", "add_data", {"rows": op.rows, "tap": tap})
+                try:
+                    fed = self.scenario.source.feed(self.paths.input, op.rows, self.scenario.rows_per_offset)
+                except (OSError, ValueError) as exc:  # a context factory's error: bad input, in one line
+                    where = self.scenario.source.describe()
+                    raise HarnessError(f"round {r}: adding data through {where}: {exc}") from exc
+                self._record("ok", "runner", "add_data", {"rows": op.rows, "tap": tap, **fed})
                 self.echo(f"round {r}/{rounds}: {op.describe()}")
             elif op.kind == "nemesis":
                 try:  # between runs no query is running; the driver's next query re-reads the checkpoint

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from harness.checker import Anomaly, BatchSpan, CheckResult, FaultRef, check_exactly_once
 from harness.inspector import CheckpointError, read_batches, read_source_logs
 from harness.multiset import rows_to_check
+from harness.rundir import INPUT_BATCH_COLUMN, INPUT_BATCHES
 from scenarios.admission import offsets_from_json
 from scenarios.filedir import parse_name
 
@@ -104,9 +105,52 @@ def check_run_dir(
     except (OSError, CheckpointError, ValueError) as exc:
         return CheckResult("unknown", error=f"could not read the run's output or checkpoint: {exc}")
     refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in faults]
-    return check_tables(
+    result = check_tables(
         *tables, identity, batches=spans, faults=refs, checkpoint_anomalies=checkpoint_anomalies(checkpoint, refs)
     )
+    if (oracle / INPUT_BATCHES).exists() and result.anomalies:
+        try:
+            result.anomalies = locate_by_input(
+                result.anomalies, pq.read_table(oracle / INPUT_BATCHES), read_batches(checkpoint), refs
+            )
+        except (OSError, CheckpointError, ValueError) as exc:
+            result.error = f"anomalies not located: {oracle / INPUT_BATCHES} or the checkpoint is unreadable ({exc})"
+    return result
+
+
+def locate_by_input(
+    anomalies: Sequence[Anomaly], input_batches: pa.Table, records: Sequence[Any], faults: Sequence[FaultRef]
+) -> list[Anomaly]:
+    """Name the batch of each anomaly no provenance located: the one batch whose input rows hold the anomaly's
+    identity values (``input_batches``: identity columns + ``INPUT_BATCH_COLUMN``, see
+    :meth:`harness.sources.PythonSource.input_batches`), with that batch's source offsets as
+    ``offset_range["source"] = [start, end]`` (JSON text) and the fault that preceded it. An identity read by
+    several batches (a group key) stays unlocated: no one batch explains it."""
+    import dataclasses
+    import json
+
+    names = [c for c in input_batches.column_names if c != INPUT_BATCH_COLUMN]
+    batches_of: dict[tuple[Any, ...], set[int]] = {}
+    cols = [input_batches.column(c).to_pylist() for c in names]
+    for i, batch_id in enumerate(input_batches.column(INPUT_BATCH_COLUMN).to_pylist()):
+        batches_of.setdefault(tuple(col[i] for col in cols), set()).add(batch_id)
+    offsets = {
+        r.batch_id: [json.dumps(r.start[0] if r.start else None), json.dumps(r.offsets.sources[0])]
+        for r in records
+        if r.offsets is not None and r.offsets.sources
+    }
+    out = []
+    for a in anomalies:
+        found = batches_of.get(tuple(a.row.get(c) for c in names), set()) if a.batch_id is None and a.row else set()
+        if len(found) != 1:
+            out.append(a)
+            continue
+        (batch,) = found
+        before = [f for f in faults if f.batch_id is not None and f.batch_id <= batch]
+        fault = max(before, key=lambda f: (f.batch_id, f.history_index)) if before else a.fault
+        rng = {"source": offsets[batch]} if batch in offsets else None
+        out.append(dataclasses.replace(a, batch_id=batch, offset_range=rng, fault=fault))
+    return out
 
 
 def check_tables(

@@ -102,7 +102,8 @@ class Scenario:
     #: ``sink.step`` faults inside that code, as well as faults at the named points.
     sink_steps: bool = False
     #: How the input reaches the query (:mod:`scenarios.sources`): the replayable source (default), the same
-    #: with a user's schema and row function, or Spark's file source over a directory the harness fills.
+    #: with a user's schema and row function, Spark's file source over a directory the harness fills, or a
+    #: user's Python ``DataSource`` fed through its context (:class:`harness.sources.PythonSource`).
     source: SourceSpec = field(default_factory=Replayable)
 
     def __post_init__(self) -> None:
@@ -111,6 +112,11 @@ class Scenario:
         reachable = fired | {"after_offsets_logged", "after_commit_logged", "sink.commit.before", "sink.commit.after"}
         if not self.source_write_points:
             reachable |= set(TASK_WRITE_POINTS)
+        if not self.source.provenance and set(self.identity) <= set(PROVENANCE):
+            raise ValueError(
+                f"scenario {self.name}: {self.source.describe()} adds no provenance columns {list(PROVENANCE)}; "
+                "give identity= the output columns that name a row (or a group)"
+            )
         unreachable = [p for p in self.kill_points if p not in reachable]
         if unreachable:
             raise ValueError(

@@ -8,6 +8,8 @@ seq)``, so the oracle's input is exact and a replay sees the same data.
 - :class:`Replayable` (the default): the harness's own Python source, with its 6 columns or with
   :class:`~scenarios.userrows.Rows` (a user's DDL schema and row function). It fires the
   source-side crash points exactly and limits batches to ``max_rows_per_batch``.
+- :class:`harness.sources.PythonSource`: a user's Python ``DataSource`` fed through its context
+  factory; the oracle reads the source's own rows up to the newest committed offsets.
 - :class:`FileDirectory`: Spark's own file source (JSON, CSV, parquet) over a directory the
   harness fills with one file per partition and round (:mod:`scenarios.filedir`). No Python code
   runs in the source's hot path; ``offsets/N`` and ``commits/N`` kills come from the checkpoint
@@ -16,14 +18,17 @@ seq)``, so the oracle's input is exact and a replay sees the same data.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scenarios.filedir import FORMATS, publish
 from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
 from scenarios.userrows import Rows
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
 #: Crash points only a source's own code can reach (no checkpoint file marks them).
@@ -56,9 +61,21 @@ class SourceSpec(Protocol):
 
     #: Whether a batch is limited to ``max_rows_per_batch`` (schedules predict batch ids with it).
     limits_batches: bool
+    #: Whether every row carries the provenance columns ``partition, offset, seq``.
+    provenance: bool
 
     def fires(self, write_points: bool) -> frozenset[str]:
         """The crash points this source fires itself."""
+        ...
+
+    def feed(self, input_dir: str | Path, rows: Mapping[int, int], rows_per_offset: int) -> dict[str, Any]:
+        """Called by the runner after the tap gained ``rows`` offset units per partition: make them available
+        where the tap alone does not (returns what to record in the history)."""
+        ...
+
+    def input_batches(self, run: SourceRun, identity: Sequence[str]) -> pa.Table | None:
+        """For sources without provenance columns: the ``identity`` columns of the rows each batch read, with
+        a batch id column, so the verdict can name an anomaly's batch; ``None`` when provenance does it."""
         ...
 
     def stream(self, spark: SparkSession, run: SourceRun) -> DataFrame: ...
@@ -78,10 +95,19 @@ class Replayable:
 
     rows: Rows | None = None
     limits_batches: bool = field(default=True, init=False)
+    provenance: bool = field(default=True, init=False)
 
     def fires(self, write_points: bool) -> frozenset[str]:
         points = {*SOURCE_POINTS, "after_offsets_logged", "after_commit_logged"}
         return frozenset(points | set(TASK_WRITE_POINTS) if write_points else points)
+
+    def feed(self, input_dir: str | Path, rows: Mapping[int, int], rows_per_offset: int) -> dict[str, Any]:
+        """Nothing to do: the source reads the tap."""
+        return {}
+
+    def input_batches(self, run: SourceRun, identity: Sequence[str]) -> pa.Table | None:
+        """``None``: rows carry their provenance."""
+        return None
 
     def stream(self, spark: SparkSession, run: SourceRun) -> DataFrame:
         from scenarios.replayable_source import FORMAT
@@ -117,6 +143,7 @@ class FileDirectory:
     rows: Rows | None = None
     options: tuple[tuple[str, str], ...] = ()
     limits_batches: bool = field(default=False, init=False)
+    provenance: bool = field(default=True, init=False)
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
@@ -145,6 +172,14 @@ class FileDirectory:
         # A CSV string may hold a newline (quoted): multiLine keeps it one value.
         csv = {"header": "true", "multiLine": "true"} if self.format == "csv" else {}
         return {**csv, **dict(self.options)}
+
+    def feed(self, input_dir: str | Path, rows: Mapping[int, int], rows_per_offset: int) -> dict[str, Any]:
+        """Nothing to do here: the driver publishes the tap's files before each run."""
+        return {}
+
+    def input_batches(self, run: SourceRun, identity: Sequence[str]) -> pa.Table | None:
+        """``None``: rows carry their provenance."""
+        return None
 
     def publish(self, spark: SparkSession, run: SourceRun) -> list[str]:
         """Write the files of what the tap has available (nothing already there is rewritten)."""

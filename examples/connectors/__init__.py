@@ -16,6 +16,6 @@ files per partition, with its external context) and connectors over it:
   ``rename_one_by_one_sink`` (sinks).
 
 The reference source is ``scenarios.replayable_source:ReplayableDataSource``
-(context ``harness.conformance.contexts:replayable_context``); the reference
+(context ``harness.sources.contexts:replayable_context``); the reference
 sinks are in ``scenarios/sinks``.
 """

@@ -45,10 +45,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 # -- the user's pipeline, unchanged ---------------------------------------------------------------------
-SCHEMA = (
-    "order_id STRING, customer STRUCT<id: INT, country: STRING>, "
-    "amount_cents BIGINT, status STRING, ts TIMESTAMP"
-)
+SCHEMA = "order_id STRING, customer STRUCT<id: INT, country: STRING>, amount_cents BIGINT, status STRING, ts TIMESTAMP"
 
 
 def paid_orders(events: DataFrame) -> DataFrame:
@@ -69,9 +66,7 @@ def _connect(db: Path) -> sqlite3.Connection:
     db.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(db), isolation_level=None, timeout=60.0)
     conn.execute("PRAGMA synchronous=FULL")
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS totals (country TEXT PRIMARY KEY, orders INTEGER, revenue_cents INTEGER)"
-    )
+    conn.execute("CREATE TABLE IF NOT EXISTS totals (country TEXT PRIMARY KEY, orders INTEGER, revenue_cents INTEGER)")
     conn.execute("CREATE TABLE IF NOT EXISTS batches (batch_id INTEGER PRIMARY KEY)")
     return conn
 

@@ -9,12 +9,12 @@ and the pytest base classes in :mod:`harness.conformance.pytest_kit`
 
 from __future__ import annotations
 
-from harness.conformance.contexts import NullContext, ReplayableContext, SourceContext, replayable_context
 from harness.conformance.guarantees import AT_LEAST_ONCE, AT_MOST_ONCE, EXACTLY_ONCE, NONE
 from harness.conformance.results import CheckResult, ConformanceReport
 from harness.conformance.sink_scenario import scenario_for
 from harness.conformance.sink_suite import SINK_CHECK_IDS, check_sink
 from harness.conformance.source_suite import SOURCE_CHECK_IDS, check_source
+from harness.sources.contexts import NullContext, ReplayableContext, SourceContext, replayable_context
 
 __all__ = [
     "AT_LEAST_ONCE",

@@ -56,8 +56,8 @@ def add_check_source(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_check_source(args: argparse.Namespace) -> int:
-    from harness.conformance.loading import LoadError, load, parse_options
     from harness.conformance.source_suite import check_source
+    from harness.sources.loading import LoadError, load, parse_options
 
     try:
         cls, ref = load(args.source, "source")
@@ -118,9 +118,9 @@ def add_check_sink(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_check_sink(args: argparse.Namespace) -> int:
-    from harness.conformance.loading import LoadError, load, parse_options
     from harness.conformance.sink_scenario import SINK_POINTS
     from harness.conformance.sink_suite import check_sink
+    from harness.sources.loading import LoadError, load, parse_options
 
     try:
         target, t_ref = load(args.sink, "sink")

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from harness.conformance.loading import Ref
+from harness.sources.loading import Ref
 
 TIMEOUT_S = 120.0
 
@@ -87,7 +87,7 @@ def _serve(request: dict[str, Any]) -> dict[str, Any]:
     from pyspark import cloudpickle
 
     from harness.conformance.offsets import dumps
-    from harness.conformance.reader import SourceUnderTest
+    from harness.sources.reader import SourceUnderTest
 
     module, attr = request["ref"]
     source = SourceUnderTest(getattr(importlib.import_module(module), attr), request["options"])

@@ -4,7 +4,7 @@
 
     class TestMySource(SourceConformance):
         source = MyDataSource            # a DataSource subclass
-        context = my_context_factory     # optional: feeds test data (see harness.conformance.contexts)
+        context = my_context_factory     # optional: feeds test data (see harness.sources.contexts)
         options = {"region": "test"}     # optional
 
     class TestMySink(SinkConformance):

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.conformance.guarantees import AT_LEAST_ONCE, EXTRA_KINDS
-from harness.conformance.loading import Ref
 from harness.conformance.results import CheckResult, CheckSkipped
 from harness.conformance.task_sim import COLUMNS, SCHEMA, TaskFailure, WriterSim, batch_rows, expected_rows
+from harness.sources.loading import Ref
 
 PROTOCOL_CHECK_IDS = (
     "write-invisible-until-commit",

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.conformance.loading import Ref
 from harness.conformance.task_sim import COLUMNS
+from harness.sources.loading import Ref
 from scenarios.base import Scenario, SinkContext
 from scenarios.python_sink_transactional import PYTHON_SINK_POINTS
 
@@ -61,7 +61,7 @@ def sink_config(
     in this process and every child. ``TypeError`` when ``target`` is neither kind of sink."""
     from pyspark.sql.datasource import DataSource
 
-    from harness.conformance.loading import add_import_root
+    from harness.sources.loading import add_import_root
 
     if isinstance(target, type) and issubclass(target, DataSource):
         kind = "datasource"
@@ -96,7 +96,7 @@ def scenario_for(
     ``read_back(path)``. Assign it to a module attribute and every command takes it by import path
     (``python -m harness chaos package.module:SCENARIO``); ``sink.step`` faults are drawn in its code.
     Both callables must live in an importable module (not ``__main__``): Spark's processes import them."""
-    from harness.conformance.loading import ref_of
+    from harness.sources.loading import ref_of
 
     config = sink_config(target, ref_of(target), ref_of(read_back), options or {}, guarantee)
     return build(config, name=name, read_back=read_back)
@@ -108,7 +108,7 @@ def build(
     read_back: Callable[[str], Iterable[Mapping[str, Any]]] | None = None,
 ) -> Scenario:
     """The scenario of a sink config (:func:`sink_config`); ``read_back`` is loaded from the config unless given."""
-    from harness.conformance.loading import load
+    from harness.sources.loading import load
 
     kind, options = config["kind"], dict(config.get("options") or {})
     if read_back is None:

@@ -23,7 +23,6 @@ from typing import Any
 from pyspark.sql.datasource import DataSource
 
 from harness.conformance.guarantees import check_declared, from_kinds, satisfies
-from harness.conformance.loading import Ref, add_import_root, ref_of
 from harness.conformance.results import CheckResult, ConformanceReport, run_check
 from harness.conformance.sink_campaign import CHECK_ID as CRASH_ID
 from harness.conformance.sink_campaign import MODES, run_crash_points
@@ -31,6 +30,7 @@ from harness.conformance.sink_checks import PROTOCOL_CHECKS, ReadBack, SinkProbe
 from harness.conformance.sink_scenario import SINK_POINTS, sink_config
 from harness.conformance.sink_steps import CHECK_ID as ANYWHERE_ID
 from harness.conformance.sink_steps import DEFAULT_STEPS, run_crash_anywhere
+from harness.sources.loading import Ref, add_import_root, ref_of
 
 GUARANTEE_ID = "declared-guarantee"
 SINK_CHECK_IDS: tuple[str, ...] = (*PROTOCOL_CHECKS, CRASH_ID, ANYWHERE_ID, GUARANTEE_ID)

@@ -24,9 +24,9 @@ from harness.conformance.offset_checks import (
     offsets_json,
 )
 from harness.conformance.offsets import short
-from harness.conformance.reader import diff_rows
 from harness.conformance.results import CheckFailed, CheckResult, CheckSkipped, run_check
 from harness.conformance.source_probe import SourceProbe, StepFailed, total_rows
+from harness.sources.reader import diff_rows
 
 Check = Callable[[SourceProbe], "str | CheckResult"]
 

@@ -32,11 +32,11 @@ from typing import Any, TypeVar
 
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
 
-from harness.conformance.contexts import SourceContext, feeds_data
 from harness.conformance.crossproc import other_hash_seeds, read_elsewhere
-from harness.conformance.loading import Ref
 from harness.conformance.offsets import dumps
-from harness.conformance.reader import Reader, Rows, SourceUnderTest
+from harness.sources.contexts import SourceContext, feeds_data
+from harness.sources.loading import Ref
+from harness.sources.reader import Reader, Rows, SourceUnderTest
 
 T = TypeVar("T")
 MAX_ADMISSION_STEPS = 200

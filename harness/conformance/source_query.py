@@ -144,7 +144,7 @@ class SourceQuery:
             return self.spark.range(0, n).selectExpr(
                 f"timestamp_millis({start} + (id div {per}) * {adv}) AS timestamp", "id AS value"
             )
-        from harness.conformance.reader import SourceUnderTest
+        from harness.sources.reader import SourceUnderTest
 
         source = SourceUnderTest(self.source_cls, opts)
         reader = source.reader()

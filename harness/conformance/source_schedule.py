@@ -31,7 +31,7 @@ class SourceSubject:
     def load(self) -> tuple[Any, Any, Any]:
         """(the DataSource class, its :class:`Ref`, the context factory); ``LoadError`` names a bad reference,
         ``ValueError`` says what is missing."""
-        from harness.conformance.loading import load
+        from harness.sources.loading import load
 
         cls, ref = load(self.source, "source")
         if not self.context:
@@ -72,9 +72,9 @@ def source_schedules(max_rounds: int, max_faults: int) -> st.SearchStrategy[Sour
 
 def play(subject: SourceSubject, schedule: SourceSchedule, run_dir: Path, pool: Any) -> SourceOutcome:
     """One end-to-end run of ``schedule`` in ``run_dir`` on ``pool`` (the context lives beside it)."""
-    from harness.conformance.contexts import make_context
-    from harness.conformance.loading import add_import_root
-    from harness.conformance.reader import SourceUnderTest
+    from harness.sources.contexts import make_context
+    from harness.sources.loading import add_import_root
+    from harness.sources.reader import SourceUnderTest
 
     cls, ref, factory = subject.load()
     add_import_root(ref.root)
@@ -132,7 +132,7 @@ def as_ref(obj: Any) -> str:
 
     if obj is None or isinstance(obj, str):
         return obj  # type: ignore[no-any-return]
-    from harness.conformance.loading import ref_of
+    from harness.sources.loading import ref_of
 
     ref = ref_of(obj)  # LoadError for an object of __main__
     return f"{inspect.getfile(sys.modules[ref.module])}:{ref.attr}"

@@ -18,13 +18,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.conformance.contexts import ContextFactory, make_context
-from harness.conformance.loading import Ref, ref_of
 from harness.conformance.offset_checks import STABLE_ID
-from harness.conformance.reader import SourceUnderTest
 from harness.conformance.results import CheckResult, ConformanceReport
 from harness.conformance.source_checks import PURE_CHECKS, run_pure_checks
 from harness.conformance.source_probe import SourceProbe
+from harness.sources.contexts import ContextFactory, make_context
+from harness.sources.loading import Ref, ref_of
+from harness.sources.reader import SourceUnderTest
 
 E2E_ID = "end-to-end"
 BEHIND_ID = "latest-offset-behind-checkpoint"

@@ -20,7 +20,7 @@ def test_check_source_reference_conforms_without_spark_checks(tmp_path: Path) ->
         "check-source",
         "scenarios/replayable_source.py:ReplayableDataSource",
         "--context",
-        "harness/conformance/contexts.py:replayable_context",
+        "harness/sources/contexts.py:replayable_context",
         "--skip",
         "end-to-end",
     )

@@ -7,6 +7,7 @@ publishes) and for the replayable source with a user's schema. The pipelines are
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,3 +89,22 @@ def test_user_schema_on_the_replayable_source_holds_and_its_broken_twin_is_caugh
     doc, log = run("examples.pipelines.orders:BROKEN_REPLAYABLE_SCENARIO", "sink.commit.after:0", rounds=2, name="bad")
     assert doc["verdict"] == "violated", log
     assert {a["kind"] for a in doc["anomalies"]} == {"wrong-value"}, log
+
+
+def test_a_users_python_datasource_holds_under_sigkills_and_a_naive_sink_on_it_is_caught(run: Any) -> None:
+    """A connector author's own source (:mod:`examples.pipelines.log_lines`), fed through its context."""
+    doc, log = run(
+        "examples.pipelines.log_lines:SCENARIO", "after_offsets_logged:0", "sink.commit.after:1", rounds=2, name="ok"
+    )
+    assert doc["verdict"] == "exactly-once", log
+    assert sorted(k["point"] for k in doc["kills_fired"]) == ["after_offsets_logged", "sink.commit.after"], log
+    assert doc["expected_rows"] == doc["observed_rows"] > 0
+    doc, log = run("examples.pipelines.log_lines:BROKEN_SINK_SCENARIO", "sink.commit.after:1", rounds=2, name="bad")
+    assert doc["verdict"] == "violated", log
+    assert {a["kind"] for a in doc["anomalies"]} == {"duplicate"}, log
+    [kill] = doc["kills_fired"]
+    # Located by the source's own offsets: every duplicate is a line batch 1 read, after the kill.
+    for a in doc["anomalies"]:
+        assert a["batch_id"] == 1 and a["fault"]["history_index"] == kill["history_index"], a
+        start, end = (json.loads(x) for x in a["offset_range"]["source"])
+        assert start[str(a["row"]["partition"])] <= a["row"]["line"] < end[str(a["row"]["partition"])], a

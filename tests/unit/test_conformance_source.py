@@ -21,11 +21,11 @@ from examples.connectors import (
     unseeded_data,
 )
 from examples.connectors._jsonl import log_context
-from harness.conformance.contexts import replayable_context
-from harness.conformance.loading import LoadError, parse_options, resolve
 from harness.conformance.offsets import json_problems, regressions
 from harness.conformance.results import ConformanceReport
 from harness.conformance.source_suite import check_source
+from harness.sources.contexts import replayable_context
+from harness.sources.loading import LoadError, parse_options, resolve
 from scenarios.replayable_source import ReplayableDataSource
 
 ROOT = Path(__file__).resolve().parents[2]

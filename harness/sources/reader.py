@@ -157,6 +157,22 @@ class Reader:
     def read_partition(self, partition: Any) -> Rows:
         return multiset(self.impl.read(partition))  # type: ignore[arg-type]
 
+    def raw_rows(self, start: Any, end: Any) -> list[Any]:
+        """Every row of ``[start, end)`` as ``read()`` gives it (tuples, ``Row``s or dicts; a pyarrow
+        ``RecordBatch`` is split into one dict per row), for building a DataFrame of the source's data."""
+        if self.kind == "simple":
+            impl: Any = self.impl
+            items: Iterable[Any] = impl.readBetweenOffsets(start, end)
+        else:
+            items = (item for part in self.partitions(start, end) for item in self.impl.read(part))  # type: ignore[arg-type]
+        out: list[Any] = []
+        for item in items:
+            if hasattr(item, "to_pylist") and hasattr(item, "num_rows"):
+                out.extend(item.to_pylist())
+            else:
+                out.append(item)
+        return out
+
     def rows(self, start: Any, end: Any) -> Rows:
         """Every row of ``[start, end)`` as Spark would read it on a replay."""
         if self.kind == "simple":
