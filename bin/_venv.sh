@@ -39,5 +39,5 @@ export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
 export PYSPARK_PYTHON="$VENV/bin/python"
 export PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
 # Drivers start ~2 s faster from a JVM class-data archive of Spark, built once per
-# .venv (~40 s; harness/cds_build.py). Without it everything still works, only slower.
-"$VENV/bin/python" -m harness.cds_build || echo "set-up: continuing without the driver class-data archive" >&2
+# .venv (~40 s; harness/spark/cds_build.py). Without it everything still works, only slower.
+"$VENV/bin/python" -m harness.spark.cds_build || echo "set-up: continuing without the driver class-data archive" >&2

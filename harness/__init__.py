@@ -17,17 +17,18 @@ imported on first use, the way Hypothesis keeps its top level light)::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from harness._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from fault_injectors.plan import FaultPlan, FaultRule
     from harness.conformance.sink_suite import check_sink
     from harness.conformance.source_suite import check_source
+    from harness.engine.runner import run_spec as run
+    from harness.engine.spec import RunSpec
     from harness.inspector import inspect_checkpoint
-    from harness.runner import run_spec as run
     from harness.sources import FileDirectory, PythonSource, Replayable, Rows, SourceSpec
-    from harness.spec import RunSpec
     from scenarios.base import Scenario
 
 #: Public name -> (module, attribute).
@@ -38,8 +39,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "FileDirectory": ("scenarios.sources", "FileDirectory"),
     "PythonSource": ("harness.sources.python", "PythonSource"),
     "Rows": ("scenarios.userrows", "Rows"),
-    "RunSpec": ("harness.spec", "RunSpec"),
-    "run": ("harness.runner", "run_spec"),
+    "RunSpec": ("harness.engine.spec", "RunSpec"),
+    "run": ("harness.engine.runner", "run_spec"),
     "FaultRule": ("fault_injectors.plan", "FaultRule"),
     "FaultPlan": ("fault_injectors.plan", "FaultPlan"),
     "check_source": ("harness.conformance.source_suite", "check_source"),
@@ -64,15 +65,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module, attr = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'harness' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attr)
-    globals()[name] = value  # imported once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

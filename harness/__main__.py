@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from harness.cli import main
+from harness.cli.main import main
 
 sys.exit(main())

@@ -29,7 +29,7 @@ import pytest
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from harness.chaos import CampaignResult
+    from harness.chaos.campaign import CampaignResult
     from harness.testing import ReplayableSource
 
 FAILURES_DIR = Path(".harness") / "failures"
@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     """One SparkSession per worker (local[2], 2 shuffle partitions, UI off)."""
-    from harness.session import build_session
+    from harness.spark.session import build_session
 
     session = build_session("harness-tests")
     yield session
@@ -111,8 +111,8 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
     still fails, that is the result; if not, it is forgotten and the campaign runs."""
 
     def run(**overrides: Any) -> CampaignResult:
-        from harness.chaos import replay_bundle_campaign, run_campaign
-        from harness.profiles import get_profile
+        from harness.chaos.campaign import replay_bundle_campaign, run_campaign
+        from harness.chaos.profiles import get_profile
 
         marker = request.node.get_closest_marker("chaos")
         spec: dict[str, Any] = {**(marker.kwargs if marker else {}), **overrides}

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from hypothesis import strategies as st
 
 from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultRule
-from harness.spec import RunSpec
+from harness.engine.spec import RunSpec
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
 
@@ -55,7 +55,7 @@ def chaos_specs(
     pipeline is named by import path, ``package.module:ATTRIBUTE``).
 
     ``steps(seed, rows)`` gives, per batch id, each traced sink call of a fault-free run of that data as
-    ``(wrapper, partition, step count)`` (:class:`harness.census.CensusCache`). With it, a fault in a batch
+    ``(wrapper, partition, step count)`` (:class:`harness.chaos.census.CensusCache`). With it, a fault in a batch
     that has steps is a ``sink.step`` fault with probability :data:`STEP_SHARE`: a wrapper of the batch (each
     equally likely), a call of it, then ``k`` in ``1..count``, so it shrinks towards the first step. A batch
     gets at most one step fault: a replayed batch may take fewer steps (a sink that finds its batch id

@@ -114,8 +114,8 @@ def run_certify(
     echo: Callable[[str], None] = print,
 ) -> tuple[list[dict[str, Any]], dict[str, Timeline]]:
     """Measure every row (or those in ``only``); returns table rows and timelines by row key."""
-    from harness.pool import DriverPool
-    from harness.session import DEFAULT_MASTER
+    from harness.engine.pool import DriverPool
+    from harness.spark.session import DEFAULT_MASTER
 
     rows = [r for r in ROWS if only is None or r.key in only]
     table, timelines = [], {}

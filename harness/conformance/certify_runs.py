@@ -37,8 +37,8 @@ class Row:
 
 def _sink_rules(scenario: str, points: Sequence[str], seed: int, batches_needed: int) -> tuple[list[Any], int]:
     """A rule per point, point *i* in batch *i*; and the rounds (2 or more) that make ``batches_needed``."""
-    from harness.schedule import build_schedule, rules_per_point
-    from harness.spec import RunSpec
+    from harness.engine.schedule import build_schedule, rules_per_point
+    from harness.engine.spec import RunSpec
     from scenarios import get_scenario
 
     sc = get_scenario(scenario)
@@ -55,7 +55,7 @@ def _step_rules(row: Row, seed: int, rounds: int, run_dir: Path, pool: Any) -> t
     descriptions. ``CensusError`` when the census gives no verdict."""
     import random
 
-    from harness.census import step_rules, take_census
+    from harness.chaos.census import step_rules, take_census
 
     assert row.scenario is not None
     census_dir = run_dir.parent / f"{run_dir.name}-census"
@@ -106,10 +106,10 @@ def measure_sink(row: Row, run_dir: Path, seed: int, pool: Any, echo: Callable[[
 def measure_sink_once(row: Row, run_dir: Path, seed: int, pool: Any, echo: Callable[[str], None]) -> dict[str, Any]:
     """One runner run of the row's scenario in ``run_dir``, on the shared driver ``pool``: a kill at each of
     the row's crash points, then (``row.steps``) a kill after a step of the sink's own code per batch."""
-    from harness.census import CensusError
-    from harness.rundir import RunPaths
-    from harness.runner import HarnessError, Runner
-    from harness.spec import RunSpec
+    from harness.chaos.census import CensusError
+    from harness.engine.rundir import RunPaths
+    from harness.engine.runner import HarnessError, Runner
+    from harness.engine.spec import RunSpec
 
     assert row.scenario is not None
     rules, rounds = _sink_rules(row.scenario, row.kill_points, seed, len(row.kill_points) + row.steps)

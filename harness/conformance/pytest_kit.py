@@ -169,9 +169,9 @@ class SourceConformance:
     ) -> None:
         """A chaos campaign over the source (``chaos --source``), opt-in: ``chaos_examples = N`` (it costs one
         end-to-end run per example, a JVM per kill); ``chaos_profile`` (default ``ci``) and ``seed`` (default 1)."""
+        from harness.chaos.profiles import get_profile
         from harness.conformance.source_campaign import run_source_campaign
         from harness.conformance.source_schedule import SourceSubject, as_ref
-        from harness.profiles import get_profile
 
         cls = type(self)
         examples = _attr(cls, "chaos_examples", 0)

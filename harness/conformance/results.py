@@ -31,7 +31,8 @@ class CheckResult:
     rendered); ``fix`` says what the connector author should change.
     ``observed`` names anomaly kinds the check saw (``duplicate``, ``lost``,
     ``uncommitted-visible``, ...) so a guarantee can be derived from them.
-    ``rows``: the disagreeing rows, the oracle's beside the sink's (:func:`harness.rowdiff.row_diff`), or ``""``."""
+    ``rows``: the disagreeing rows, the oracle's beside the sink's
+    (:func:`harness.verdict.rowdiff.row_diff`), or ``""``."""
 
     id: str
     status: Status

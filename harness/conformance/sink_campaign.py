@@ -38,8 +38,8 @@ def action_for(point: str, mode: str) -> str:
 
 def plan_rules(config: dict[str, Any], points: Sequence[str], mode: str, seed: int) -> tuple[list[FaultRule], int]:
     """One rule per point, point *i* at batch *i*; and the rounds of data that make enough batches."""
-    from harness.schedule import build_schedule, rules_per_point
-    from harness.spec import RunSpec
+    from harness.engine.schedule import build_schedule, rules_per_point
+    from harness.engine.spec import RunSpec
 
     scenario = build(config)
     rounds = 1
@@ -52,7 +52,7 @@ def plan_rules(config: dict[str, Any], points: Sequence[str], mode: str, seed: i
 
 def outcome_rows(outcome: Any) -> str:
     """The run's disagreeing rows side by side (chispa, plain text), or ``""``."""
-    from harness.rowdiff import row_diff
+    from harness.verdict.rowdiff import row_diff
 
     return (row_diff(outcome.result.anomalies) if outcome.result else None) or ""
 
@@ -90,8 +90,8 @@ def run_crash_points(
     echo: Callable[[str], None] = print,
 ) -> tuple[CheckResult, dict[str, Any]]:
     """Run the campaign; returns the check result and a summary for the report."""
-    from harness.runner import HarnessError, run_spec
-    from harness.spec import RunSpec
+    from harness.engine.runner import HarnessError, run_spec
+    from harness.engine.spec import RunSpec
 
     unknown = sorted(set(points) - set(SINK_POINTS))
     if unknown:

@@ -1,6 +1,6 @@
 """The ``crash-anywhere`` sink check: a kill after each step of the sink's own code.
 
-A fault-free census run (:mod:`harness.census`) records the steps the sink's
+A fault-free census run (:mod:`harness.chaos.census`) records the steps the sink's
 code takes in a census batch (batch 1, past the first batch's set-up). Then one
 harness run kills the query once per chosen step, step *i* in batch *i* + 1 of
 a schedule whose batches all carry the same number of rows as the census batch,
@@ -48,9 +48,9 @@ def run_crash_anywhere(
     echo: Callable[[str], None] = print,
 ) -> tuple[CheckResult, dict[str, Any]]:
     """Census, then one run with a kill after each chosen step; the check result and a summary."""
-    from harness.census import CensusError, sample_targets, step_rules, take_census
-    from harness.runner import HarnessError, run_spec
-    from harness.spec import RunSpec
+    from harness.chaos.census import CensusError, sample_targets, step_rules, take_census
+    from harness.engine.runner import HarnessError, run_spec
+    from harness.engine.spec import RunSpec
 
     if mode not in MODES:
         raise ValueError(f"--faults {mode!r}: choose one of {', '.join(MODES)}")

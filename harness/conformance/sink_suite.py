@@ -49,7 +49,7 @@ class _Spark:
 
             self.session = SparkSession.getActiveSession()
             if self.session is None:
-                from harness.session import build_session
+                from harness.spark.session import build_session
 
                 self.session, self.owned = build_session("harness-check-sink"), True
         return self.session

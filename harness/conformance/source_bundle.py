@@ -29,8 +29,8 @@ def write_source_bundle(
 ) -> Path:
     """The example's run directory and ``bundle.json`` (``"kind": "source"``: subject, schedule, seed,
     verdict, anomalies, kills) in ``dest``."""
-    from harness.bundle import versions
-    from harness.rowdiff import DIFF_FILE, row_diff
+    from harness.chaos.bundle import versions
+    from harness.verdict.rowdiff import DIFF_FILE, row_diff
 
     anomalies, (verdict, counts) = anomalies_of(outcome), verdict_of(outcome)
     shutil.copytree(outcome.run_dir, dest, dirs_exist_ok=True)
@@ -67,9 +67,9 @@ def replay_source_bundle(
     reproduced a pass, 2 if any replay differed or gave no verdict), the replays that reproduced it and the
     last replay's verdict. ``KeyError`` / ``TypeError`` for a document that is not a source bundle,
     ``LoadError`` / ``ValueError`` when its source or context cannot be loaded."""
-    from harness.pool import DriverPool
-    from harness.rowdiff import row_diff
-    from harness.session import DEFAULT_MASTER
+    from harness.engine.pool import DriverPool
+    from harness.spark.session import DEFAULT_MASTER
+    from harness.verdict.rowdiff import row_diff
 
     subject, schedule = load_source_bundle(doc)
     subject.load()  # a source that moved fails here, before any JVM starts

@@ -19,6 +19,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 
+from harness.chaos.profiles import Profile
 from harness.conformance.source_bundle import write_source_bundle
 from harness.conformance.source_run import SourceOutcome
 from harness.conformance.source_schedule import (
@@ -30,7 +31,6 @@ from harness.conformance.source_schedule import (
     source_schedules,
     verdict_of,
 )
-from harness.profiles import Profile
 
 
 @dataclass
@@ -90,8 +90,8 @@ def run_source_campaign(
 ) -> SourceCampaignResult:
     """``profile.examples`` drawn schedules over the subject's source; the first violation is shrunk within
     ``profile.shrink_budget_s`` and bundled into ``work_dir / "bundle"``."""
-    from harness.pool import DriverPool
-    from harness.session import DEFAULT_MASTER
+    from harness.engine.pool import DriverPool
+    from harness.spark.session import DEFAULT_MASTER
 
     subject.load()  # a bad reference fails here, in one line, before any JVM starts
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -158,7 +158,7 @@ def run_source_campaign(
 
 def render_source_campaign(result: SourceCampaignResult, *, color: bool = False) -> str:
     """Summary line, counts, the minimal schedule, the rows side by side (chispa) and the replay command."""
-    from harness.report import campaign_tail
+    from harness.engine.report import campaign_tail
 
     verdicts: dict[str, int] = {}
     for e in result.examples:

@@ -21,10 +21,10 @@ from pathlib import Path
 
 from harness.conformance.results import CheckResult
 from harness.conformance.source_run import SourceOutcome, python_source_spec, run_source
-from harness.rowdiff import row_diff
 from harness.sources.contexts import ContextFactory, feeds_data, make_context
 from harness.sources.loading import Ref, add_import_root
 from harness.sources.reader import SourceUnderTest
+from harness.verdict.rowdiff import row_diff
 
 KILL_POINTS = ("after_offsets_logged", "after_commit_logged", "sink.commit.after")
 CHECK_ID = "end-to-end"

@@ -1,6 +1,6 @@
 """A source run inside the harness's child driver: the source under test feeding the parquet file sink.
 
-The harness driver (:func:`harness.driver.open_run`) opens a run directory that
+The harness driver (:func:`harness.engine.driver.open_run`) opens a run directory that
 holds ``source_run.json`` with :class:`SourceQuery` instead of a scenario. Here
 the *source* is what is under test (a user's Python source, or Spark's
 ``rate`` / ``rate-micro-batch`` / file source), the sink is the parquet file
@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.rundir import RunPaths
+from harness.engine.rundir import RunPaths
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from harness.progress import ProgressLog
+    from harness.engine.progress import ProgressLog
 
 #: With ``batches_per_run``: a query that commits no batch for this long has no new data; it is stopped.
 STALL_S = 10.0
@@ -84,8 +84,8 @@ class SourceQuery:
     def run(self) -> dict[str, Any]:
         from fault_injectors.crash import FaultSite
         from fault_injectors.watcher import CheckpointWatcher
-        from harness.progress import caught_up
-        from harness.session import apply_run_confs
+        from harness.engine.progress import caught_up
+        from harness.spark.session import apply_run_confs
 
         apply_run_confs(self.spark, {})
         site = FaultSite(self.paths.faults, self.checkpoint)

@@ -8,7 +8,7 @@ run the source under test into the parquet file sink
 will plan (the newest logged batch id + 1), so each kill fires in its own
 batch. A driver killed by a planned fault is replaced by a new one (a new JVM,
 or the pool's warm standby) that restarts the query from the checkpoint and
-gets the interrupted command again (:class:`harness.conductor.Conductor`, as
+gets the interrupted command again (:class:`harness.engine.conductor.Conductor`, as
 for every run: watchdog, run tokens, ledger, history); before it starts, one
 more round of data is fed (data keeps arriving while a driver is down, so a
 replayed batch is read with newer data present). Then a final run, the oracle,
@@ -26,16 +26,16 @@ from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.plan import FaultPlan, FaultRule
-from harness.checker import BatchSpan, CheckResult
-from harness.conductor import Conductor
-from harness.history import History
+from harness.engine.conductor import Conductor
+from harness.engine.history import History
+from harness.engine.pool import DriverPool
+from harness.engine.rundir import RunPaths
 from harness.inspector import CheckpointError, latest_batch_id, read_batches
-from harness.pool import DriverPool
-from harness.rundir import RunPaths
-from harness.session import DEFAULT_MASTER
+from harness.spark.session import DEFAULT_MASTER
+from harness.verdict.checker import BatchSpan, CheckResult
 
 Feeder = Callable[[int], dict[str, Any]]
-#: What the harness driver opens a source run's directory with (:func:`harness.driver.open_run`).
+#: What the harness driver opens a source run's directory with (:func:`harness.engine.driver.open_run`).
 HANDLER = "harness.conformance.source_query:SourceQuery"
 
 
@@ -84,8 +84,8 @@ def verdict(run_dir: Path, spec: dict[str, Any], faults: Sequence[dict[str, Any]
 
     import pyarrow.parquet as pq
 
-    from harness.checker import FaultRef
-    from harness.verdict import check_tables
+    from harness.verdict.check import check_tables
+    from harness.verdict.checker import FaultRef
 
     try:
         tables = (

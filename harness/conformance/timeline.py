@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.history import read_history
+from harness.engine.history import read_history
 from harness.inspector import CheckpointError, read_batches
 
 

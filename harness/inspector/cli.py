@@ -64,7 +64,7 @@ def _spark_view(checkpoint: str) -> SparkStateView:
     from pyspark.sql import SparkSession
 
     from harness.inspector.spark_view import spark_state_view
-    from harness.session import build_session
+    from harness.spark.session import build_session
 
     existing = SparkSession.getActiveSession()
     spark = existing or build_session("harness-inspect")

@@ -10,7 +10,7 @@ itself (a rate-like source) or be fixed by its options.
   the driver, where ``end`` is the source offset of the newest committed batch.
 - Anomalies are located by the source's own offsets: :meth:`PythonSource.input_batches` lists the
   identity of every row each batch read (``[start, end)`` of its ``offsets/N``), and the verdict names
-  the batch and its offsets for an anomalous row (:func:`harness.verdict.locate_by_input`).
+  the batch and its offsets for an anomalous row (:func:`harness.verdict.check.locate_by_input`).
 - Batch ids are predicted as one batch per run of the query (``Trigger.AvailableNow``); a source whose
   own admission control splits a run into more batches only moves a planned kill to earlier data.
 - The source fires no crash point itself: ``offsets/N`` and ``commits/N`` kills come from the checkpoint
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.rundir import INPUT_BATCH_COLUMN
 from harness.sources.contexts import SourceContext, make_context
 from harness.sources.loading import LoadError, add_import_root, load, resolve
 from harness.sources.reader import SourceUnderTest
+from harness.verdict.check import INPUT_BATCH_COLUMN
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -115,7 +115,8 @@ class PythonSource:
 
     def input_batches(self, run: SourceRun, identity: Sequence[str]) -> pa.Table | None:
         """Per batch of the checkpoint's offset log, the ``identity`` columns of each row it read plus
-        :data:`harness.rundir.INPUT_BATCH_COLUMN`; ``None`` when the source's rows hold none of the identity columns."""
+        :data:`harness.verdict.check.INPUT_BATCH_COLUMN`; ``None`` when the source's rows hold none of the
+        identity columns."""
         import pyarrow as pa
 
         from harness.inspector import CheckpointError, read_batches

@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from harness.procs import TOKEN_PREFIX_ENV, pids_with_token
+from harness.spark.procs import TOKEN_PREFIX_ENV, pids_with_token
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN_PREFIX = f"pytest-{uuid.uuid4().hex[:8]}-"

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.bundle import anomaly_keys, load_bundle
-from harness.chaos import run_campaign
-from harness.pool import DriverPool
-from harness.profiles import get_profile
-from harness.report import to_json
-from harness.runner import run_spec
+from harness.chaos.bundle import anomaly_keys, load_bundle
+from harness.chaos.campaign import run_campaign
+from harness.chaos.profiles import get_profile
+from harness.engine.pool import DriverPool
+from harness.engine.report import to_json
+from harness.engine.runner import run_spec
 from scenarios import all_scenarios
 from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 

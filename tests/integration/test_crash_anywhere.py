@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bundle import load_bundle
+from harness.chaos.bundle import load_bundle
 from tests.integration import clirun
 from tests.integration.clirun import ROOT, harness, harness_json, leftover_processes
 

@@ -20,7 +20,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.inspector import InspectionReport, inspect_checkpoint, read_batches, summarize
 from harness.inspector.sinklog import uri_to_path
 from harness.inspector.spark_view import spark_state_view

@@ -17,10 +17,10 @@ from pyspark.sql import SparkSession
 
 from fault_injectors.nemesis import NEMESES, apply_nemesis
 from fault_injectors.plan import FaultPlan
-from harness.driver import Driver, QueryFailed
-from harness.rundir import RunPaths
-from harness.spec import RunSpec
-from harness.verdict import check_run_dir
+from harness.engine.driver import Driver, QueryFailed
+from harness.engine.rundir import RunPaths
+from harness.engine.spec import RunSpec
+from harness.verdict.check import check_run_dir
 from scenarios.tap import advance, init_tap
 from tests.integration.clirun import harness_json, leftover_processes
 

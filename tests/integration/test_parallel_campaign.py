@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.parallel import worker_seed
+from harness.chaos.parallel import worker_seed
 from tests.integration.clirun import harness, leftover_processes
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from fault_injectors.plan import FaultRule
-from harness.bundle import write_bundle
-from harness.procs import TOKEN_PREFIX_ENV
-from harness.report import to_json
-from harness.rowdiff import DIFF_FILE, HEADER
-from harness.runner import run_spec
-from harness.spec import RunSpec
+from harness.chaos.bundle import write_bundle
+from harness.engine.report import to_json
+from harness.engine.runner import run_spec
+from harness.engine.spec import RunSpec
+from harness.spark.procs import TOKEN_PREFIX_ENV
+from harness.verdict.rowdiff import DIFF_FILE, HEADER
 from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 
 pytest_plugins = ["pytester"]

@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 
 from fault_injectors.plan import FaultPlan
-from harness.procs import pids_with_token
-from harness.schedule import build_schedule, rules_per_point
-from harness.spec import RunSpec
+from harness.engine.schedule import build_schedule, rules_per_point
+from harness.engine.spec import RunSpec
+from harness.spark.procs import pids_with_token
 from scenarios import get_scenario
 from scenarios.sinks.pg_cluster import serves, unavailable_reason
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from harness.rowdiff import HEADER, MAX_KEYS
-from harness.schedule import build_schedule
-from harness.spec import RunSpec
+from harness.engine.schedule import build_schedule
+from harness.engine.spec import RunSpec
+from harness.verdict.rowdiff import HEADER, MAX_KEYS
 from scenarios import get_scenario
 from scenarios.rowgen import SourceConfig
 from tests.integration.clirun import harness, leftover_processes

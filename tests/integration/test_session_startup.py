@@ -9,12 +9,12 @@ import pytest
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from harness.cds import CDS_ENV, archive_path
-from harness.session import DEFAULT_CONFS
+from harness.spark.cds import CDS_ENV, archive_path
+from harness.spark.session import DEFAULT_CONFS
 
 
 def test_spark_python_workers_import_the_installed_pyspark_not_its_zip(spark: SparkSession) -> None:
-    """The ``sitecustomize`` on PYTHONPATH (harness/sitepath) reaches the Python workers Spark
+    """The ``sitecustomize`` on PYTHONPATH (harness/spark/sitepath) reaches the Python workers Spark
     starts: they import pyspark from the installed package, whose bytecode is cached."""
     import pyspark
     from pyspark.sql.functions import udf
@@ -31,7 +31,7 @@ def test_spark_python_workers_import_the_installed_pyspark_not_its_zip(spark: Sp
 
 
 def test_the_driver_jvm_maps_the_class_data_archive(spark: SparkSession) -> None:
-    """bin/test builds the archive at set-up (harness/cds.py); the session's JVM must map it."""
+    """bin/test builds the archive at set-up (harness/spark/cds.py); the session's JVM must map it."""
     if os.environ.get(CDS_ENV) == "0":
         pytest.skip(f"{CDS_ENV}=0 turns the archive off")
     archive = archive_path(DEFAULT_CONFS["spark.driver.extraJavaOptions"])

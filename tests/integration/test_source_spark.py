@@ -69,8 +69,8 @@ def test_missing_availability_option_is_a_clear_error(spark: SparkSession) -> No
 
 
 def test_bench_floor_source_yields_rows_per_batch_in_the_replayable_schema(spark: SparkSession, tmp_path: Path) -> None:
-    from harness.bench_floor import FORMAT as FLOOR
-    from harness.bench_floor import FloorDataSource
+    from harness.bench.floor import FORMAT as FLOOR
+    from harness.bench.floor import FloorDataSource
 
     spark.dataSource.register(FloorDataSource)
     stream = spark.readStream.format(FLOOR).option("rows_per_batch", 7).load()

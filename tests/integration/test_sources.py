@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from harness.pool import DriverPool
-from harness.report import to_json
-from harness.runner import run_spec
-from harness.spec import RunSpec, parse_kill_argument
+from harness.engine.pool import DriverPool
+from harness.engine.report import to_json
+from harness.engine.runner import run_spec
+from harness.engine.spec import RunSpec, parse_kill_argument
 from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 
 

@@ -7,7 +7,7 @@ from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 from pyspark.sql import SparkSession
 
-from harness.statemachine import chaos_state_machine
+from harness.chaos.statemachine import chaos_state_machine
 
 
 def test_file_sink_keeps_every_invariant_under_random_steps(spark: SparkSession) -> None:

@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 from fault_injectors.plan import TIMED_POINT, FaultRule
-from harness.bundle import write_bundle
-from harness.report import render_text, to_json
-from harness.runner import run_spec
-from harness.spec import RunSpec
+from harness.chaos.bundle import write_bundle
+from harness.engine.report import render_text, to_json
+from harness.engine.runner import run_spec
+from harness.engine.spec import RunSpec
 from tests.integration.clirun import harness, leftover_processes
 
 PLANNED_MS = 150

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.procs import TOKEN_PREFIX_ENV
+from harness.spark.procs import TOKEN_PREFIX_ENV
 
 pytest_plugins = ["pytester"]
 

@@ -1,4 +1,4 @@
-"""harness/cds.py: when the driver's JVM options name the class-data archive."""
+"""harness/spark/cds.py: when the driver's JVM options name the class-data archive."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cds
+from harness.spark import cds
 from tests.ci_skips import missing
 
 BASE = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from harness.bundle import anomaly_keys, load_bundle
-from harness.profiles import PROFILE_ENV, PROFILES, get_profile
-from harness.schedule import build_schedule
-from harness.spec import RunSpec
+from harness.chaos.bundle import anomaly_keys, load_bundle
+from harness.chaos.profiles import PROFILE_ENV, PROFILES, get_profile
+from harness.engine.schedule import build_schedule
+from harness.engine.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.strategies import chaos_specs, describe_spec
 
@@ -87,7 +87,7 @@ def test_every_drawn_example_has_at_least_one_fault(spec: RunSpec) -> None:
 
 
 def test_parallel_shares_and_worker_seeds() -> None:
-    from harness.parallel import shares, worker_seed
+    from harness.chaos.parallel import shares, worker_seed
 
     assert shares(5, 2) == [3, 2] and shares(1, 4) == [1] and shares(6, 3) == [2, 2, 2]
     assert sum(shares(20, 7)) == 20 and max(shares(20, 7)) - min(shares(20, 7)) <= 1
@@ -98,7 +98,7 @@ def test_parallel_shares_and_worker_seeds() -> None:
 
 
 def test_bench_draws_the_ci_campaigns_own_schedules_deterministically() -> None:
-    from harness.bench_chaos import campaign_specs, worst_case_specs
+    from harness.bench.chaos import campaign_specs, worst_case_specs
 
     first = campaign_specs("file_sink_stateless", 6)
     assert first == campaign_specs("file_sink_stateless", 6) and len(first) == 6
@@ -112,9 +112,9 @@ def test_bench_draws_the_ci_campaigns_own_schedules_deterministically() -> None:
 def test_bench_cold_design_starts_drivers_without_the_startup_trims(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from harness import cds
-    from harness.bench_chaos import startup
-    from harness.session import SITEPATH, ZIP_IMPORTS_ENV, spark_env
+    from harness.bench.chaos import startup
+    from harness.spark import cds
+    from harness.spark.session import SITEPATH, ZIP_IMPORTS_ENV, spark_env
 
     archive = tmp_path / "a.jsa"
     archive.write_bytes(b"x")

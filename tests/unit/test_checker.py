@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from harness.checker import BatchSpan, FaultRef, check_exactly_once
+from harness.verdict.checker import BatchSpan, FaultRef, check_exactly_once
 
 
 def row(p: int, o: int, v: int = 0) -> dict[str, object]:
@@ -78,7 +78,7 @@ def test_rows_of_an_uncommitted_batch_are_uncommitted_visible() -> None:
 
 
 def test_checkpoint_anomalies_make_the_run_violated() -> None:
-    from harness.checker import Anomaly
+    from harness.verdict.checker import Anomaly
 
     regression = Anomaly("offset-regression", 3, None, None, None, 0, 0, {}, detail="[offset-regression] offsets/3")
     result = check_exactly_once(EXPECTED, EXPECTED, checkpoint_anomalies=[regression])

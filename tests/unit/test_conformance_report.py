@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.conformance.certify import ROWS, exit_code, render_table, status_of
 from harness.conformance.certify_scenarios import parse_console
 from harness.conformance.documented import DOCUMENTED
 from harness.conformance.html_report import render_html, timeline_svg
 from harness.conformance.results import CheckFailed, CheckResult, CheckSkipped, ConformanceReport, run_check
 from harness.conformance.timeline import Timeline, anomaly_counts, build_timeline
-from harness.history import History
+from harness.engine.history import History
 from harness.inspector.synth import synth_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]

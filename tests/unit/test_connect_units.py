@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from fault_injectors.plan import FaultRule
-from harness.connect import inner_master, is_connect, parse_remote
-from harness.spec import RunSpec
+from harness.engine.spec import RunSpec
+from harness.spark.connect import inner_master, is_connect, parse_remote
 
 
 def test_remote_local_wraps_the_master_and_external_servers_are_refused() -> None:
@@ -29,7 +29,7 @@ def test_a_listener_is_ours_only_if_our_process_holds_the_socket() -> None:
     import os
     import socket
 
-    from harness.connect import _owns_listener
+    from harness.spark.connect import _owns_listener
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

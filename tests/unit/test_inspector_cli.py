@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.inspector import inspect_checkpoint
 from harness.inspector.synth import commit_text, offsets_text, synth_checkpoint, write_with_crc
 

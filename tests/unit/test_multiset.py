@@ -9,8 +9,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.checker import BatchSpan, check_exactly_once
-from harness.multiset import narrow, rows_to_check
+from harness.verdict.checker import BatchSpan, check_exactly_once
+from harness.verdict.multiset import narrow, rows_to_check
 
 SCHEMA = pa.schema(
     [("partition", pa.int32()), ("offset", pa.int64()), ("seq", pa.int32()), ("key", pa.int32()), ("v", pa.int64())]

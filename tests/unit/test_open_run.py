@@ -1,4 +1,4 @@
-"""harness.driver.open_run: a run directory names how the driver runs it (scenario spec or a handler)."""
+"""harness.engine.driver.open_run: a run directory names how the driver runs it (scenario spec or a handler)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness.driver import open_run
-from harness.rundir import RunPaths
+from harness.engine.driver import open_run
+from harness.engine.rundir import RunPaths
 
 
 class FakeHandler:

@@ -13,12 +13,11 @@ import pytest
 
 from examples.connectors._jsonl import line_count
 from examples.pipelines import log_lines
-from harness.checker import Anomaly, FaultRef
 from harness.inspector import read_batches
-from harness.rundir import INPUT_BATCH_COLUMN
 from harness.sources import PythonSource, SourceRun
 from harness.sources.loading import LoadError
-from harness.verdict import locate_by_input
+from harness.verdict.check import INPUT_BATCH_COLUMN, locate_by_input
+from harness.verdict.checker import Anomaly, FaultRef
 from scenarios import Scenario, SourceConfig
 from scenarios.base import parquet_file_sink, read_parquet_output
 

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.checker import BatchSpan, FaultRef, check_exactly_once
-from harness.cli import main, parse_kill
-from harness.outcome import RunOutcome
-from harness.report import MAX_PER_KIND, render_text, to_json
-from harness.rundir import RunPaths
-from harness.spec import RunSpec
+from harness.cli.main import main, parse_kill
+from harness.engine.outcome import RunOutcome
+from harness.engine.report import MAX_PER_KIND, render_text, to_json
+from harness.engine.rundir import RunPaths
+from harness.engine.spec import RunSpec
+from harness.verdict.checker import BatchSpan, FaultRef, check_exactly_once
 
 
 def _outcome(tmp_path: Path, n_dupes: int) -> RunOutcome:
@@ -109,7 +109,7 @@ def test_kill_executor_needs_a_cluster_master(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_a_runner_refuses_a_directory_that_already_holds_a_run(tmp_path: Path) -> None:
-    from harness.runner import HarnessError, Runner
+    from harness.engine.runner import HarnessError, Runner
 
     paths = RunPaths(tmp_path / "run")
     paths.create()

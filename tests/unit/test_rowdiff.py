@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.checker import BatchSpan, check_exactly_once
-from harness.outcome import RunOutcome
-from harness.report import render_text
-from harness.rowdiff import HEADER, MAX_KEYS, row_diff, sides, use_color
-from harness.rundir import RunPaths
-from harness.spec import RunSpec
+from harness.engine.outcome import RunOutcome
+from harness.engine.report import render_text
+from harness.engine.rundir import RunPaths
+from harness.engine.spec import RunSpec
+from harness.verdict.checker import BatchSpan, check_exactly_once
+from harness.verdict.rowdiff import HEADER, MAX_KEYS, row_diff, sides, use_color
 
 
 def _row(offset: int, value: int, partition: int = 0) -> dict[str, int]:

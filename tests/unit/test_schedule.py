@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from fault_injectors.plan import FaultRule
-from harness.schedule import build_schedule, rules_per_point
-from harness.spec import RunSpec
+from harness.engine.schedule import build_schedule, rules_per_point
+from harness.engine.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.admission import plan_batches
 

@@ -1,4 +1,4 @@
-"""harness/sitepath/sitecustomize.py: which Spark zips move behind the installed packages."""
+"""harness/spark/sitepath/sitecustomize.py: which Spark zips move behind the installed packages."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 from types import ModuleType
 
-from harness.session import SITEPATH, ZIP_IMPORTS_ENV, spark_env
+from harness.spark.session import SITEPATH, ZIP_IMPORTS_ENV, spark_env
 
 
 def _load() -> ModuleType:

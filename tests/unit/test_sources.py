@@ -20,9 +20,9 @@ from pyspark.sql.types import (
 )
 
 from examples.pipelines import orders
-from harness.schedule import build_schedule
-from harness.spec import RunSpec
-from harness.verdict import batch_spans
+from harness.engine.schedule import build_schedule
+from harness.engine.spec import RunSpec
+from harness.verdict.check import batch_spans
 from scenarios import ConfigError, FileDirectory, Replayable, Rows, Scenario, SourceConfig
 from scenarios.admission import plan_batches
 from scenarios.base import parquet_file_sink, read_parquet_output

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from fault_injectors.steps import CallCensus
-from harness.bench_render import render_bench
-from harness.census import Census
+from harness.bench.render import render_bench
+from harness.chaos.census import Census
 from harness.conformance import certify_runs
 from harness.conformance.certify import ROWS
 
@@ -31,9 +31,9 @@ def _census(scenario: str, seed: int, **_: Any) -> Census:
 
 
 def test_certify_aims_one_step_kill_per_batch_after_the_named_points(monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness.census
+    import harness.chaos.census
 
-    monkeypatch.setattr(harness.census, "take_census", _census)
+    monkeypatch.setattr(harness.chaos.census, "take_census", _census)
     row = next(r for r in ROWS if r.key == "sink:foreachBatch-idempotent")
     assert row.steps == 2 and len(row.kill_points) == 2
     rules, tried = certify_runs._step_rules(row, 7, 3, Path("/nonexistent/run"), pool=None)

@@ -1,0 +1,81 @@
+"""The table ``python -m harness bench`` prints from its JSON document (:mod:`harness.bench.suite`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.bench.chaos import CAMPAIGN_LABELS, DESIGNS, WORST_LABELS
+
+__all__ = ["render_bench"]
+
+
+def render_bench(doc: dict[str, Any]) -> str:
+    """The printed table; sections a ``bench --only`` run left out are left out here too."""
+
+    def s(d: dict[str, float]) -> str:
+        return f"{d['median']:.2f} s (min {d['min']:.2f}, max {d['max']:.2f}, n={d['n']})"
+
+    lines = ["harness bench (medians; every ratio is against bare Spark or a cold design measured in this run)"]
+    if "steady" in doc:
+        st = doc["steady"]
+        lines += [
+            f"  batch, rate-micro-batch -> noop        {s(st['rate_noop'])}",
+            f"  batch, minimal Python source -> noop   {s(st['floor_noop'])}",
+            f"  batch, replayable -> noop              {s(st['replayable_noop'])}",
+            f"  batch, replayable -> parquet file sink {s(st['replayable_file'])}",
+            f"  overhead_ratio                         {doc['overhead_ratio']:.2f}x (target <= 1.2x)",
+            f"  python_source_floor_ratio              {doc['python_source_floor_ratio']:.2f}x (any Python source; "
+            "the floor of overhead_ratio)",
+            f"  replayable_vs_floor_ratio              {doc['replayable_vs_floor_ratio']:.2f}x (what the harness's "
+            "source adds)",
+            f"  harness_batch_ratio (with file sink)   {doc['harness_batch_ratio']:.2f}x",
+            f"  batch, JSON file source -> noop        {s(st['file_source_noop'])}",
+            f"  file_source_overhead_ratio             {doc['file_source_overhead_ratio']:.2f}x (harness-published "
+            "files; target <= 1.2x)",
+        ]
+    if "steps" in doc:
+        sp = doc["steps"]
+        lines += [
+            f"  batch, rate -> foreachBatch SQLite     {s(sp['bare'])}",
+            f"  ... in the crash-injecting wrapper     {s(sp['wrapped'])}",
+            f"  ... traced step by step (census)       {s(sp['traced'])}",
+            f"  step_tracing_overhead_ratio            {doc['step_tracing_overhead_ratio']:.2f}x (no fault planned for "
+            "the call; target <= 1.1x)",
+            f"  step_census_overhead_ratio             {doc['step_census_overhead_ratio']:.2f}x (every call traced: a "
+            "census, or the call a sink.step rule is armed for)",
+        ]
+    if "check" in doc:
+        for r in doc["check"]["sizes"]:
+            python = f", whole-input Python {r['python_s']:.2f} s" if "python_s" in r else ""
+            lines.append(f"  check, {r['rows']:>9,} rows            {r['arrow_s']:.2f} s (Arrow-narrowed{python})")
+        lines.append(
+            f"  check_slope                            {doc['check_slope']:.2f} (per 10x rows; 1.0 = linear; "
+            "10^6-row target < 60 s)"
+        )
+    if "restart_cold" in doc:
+        lines += [
+            f"  kill -> recovered batch, cold          {s(doc['restart_cold']['kill_to_first_batch_s'])}",
+            f"  kill -> recovered batch, cold, trimmed {s(doc['restart_cold_trimmed']['kill_to_first_batch_s'])}",
+            f"  kill -> recovered batch, warm standby  {s(doc['restart_warm']['kill_to_first_batch_s'])}",
+            f"  cold_restart_ratio                     {doc['cold_restart_ratio']:.1f}x one steady batch "
+            f"(trimmed {doc['cold_trimmed_restart_ratio']:.1f}x)",
+            f"  warm_restart_ratio                     {doc['warm_restart_ratio']:.1f}x one steady batch "
+            "(target <= 5x)",
+        ]
+    if "examples_per_minute_ratio" in doc:
+        for label in (*CAMPAIGN_LABELS, *WORST_LABELS):
+            runs = {d: doc[f"chaos_{label}_{d}"] for d in DESIGNS if f"chaos_{label}_{d}" in doc}
+            rates = ", ".join(f"{d} {r['per_minute']:.2f}" for d, r in runs.items())
+            p = runs["pooled"]
+            counts = f"({p['examples']} examples, {p['hard_kills']} hard kills)"
+            lines.append(f"  chaos examples/min, {label:<30} {rates} {counts}")
+        lines += [
+            f"  examples_per_minute_ratio              {doc['examples_per_minute_ratio']:.2f}x (ci campaign mix, "
+            "over cold; target >= 3x)",
+            f"  ... pooling only (over cold_trimmed)   {doc['examples_per_minute_ratio_pooling_only']:.2f}x",
+            f"  ... worst case (a kill every example)  {doc['examples_per_minute_ratio_worst_case']:.2f}x",
+        ]
+    lines.append(f"  peak RSS of the process tree           {doc['peak_rss_mb']:.0f} MiB")
+    if "inspector_1000_s" in doc:
+        lines.append(f"  inspector, 1,000-batch checkpoint      {s(doc['inspector_1000_s'])}")
+    return "\n".join(lines)

@@ -1,0 +1,284 @@
+"""``python -m harness chaos`` and ``python -m harness replay``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from fault_injectors.nemesis import NEMESES
+from harness.spark.connect import add_remote_argument
+from harness.verdict.rowdiff import add_color_argument, row_diff, use_color
+
+DATABASE_DIR = Path(".hypothesis") / "harness"
+
+
+def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", nargs="?", help="a scenario name (see `python -m harness list`) or module:ATTRIBUTE")
+    p.add_argument(
+        "--source",
+        default=None,
+        metavar="PATH.py:CLASS",
+        help="instead of a scenario: campaign over this Python DataSource feeding the parquet file sink",
+    )
+    p.add_argument("--context", default=None, metavar="PATH.py:FUNCTION", help="with --source: its context factory")
+    p.add_argument(
+        "--option", dest="options", action="append", default=[], metavar="KEY=VALUE", help="with --source: an option"
+    )
+    p.add_argument("--examples", type=int, default=None, help="generated schedules to run (default: the profile's)")
+    p.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
+    p.add_argument("--profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
+    p.add_argument("--nemesis", default="", metavar="A,B", help="checkpoint nemesis actions the schedules may use")
+    p.add_argument("--master", default="local[2]", help="Spark master of the driver (default local[2])")
+    add_remote_argument(p)
+    p.add_argument("--work-dir", type=Path, default=None, help="keep examples and the bundle here")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="split the examples over this many processes, each with its own JVMs (pays only with spare cores)",
+    )
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the campaign result as JSON")
+    add_color_argument(p)
+
+
+def cmd_chaos(args: argparse.Namespace) -> int:
+    from harness.chaos.campaign import render_campaign, run_campaign
+    from harness.chaos.profiles import get_profile
+    from scenarios import get_scenario
+
+    if (args.scenario is None) == (args.source is None):
+        return _fail("give a scenario or --source PATH.py:CLASS (one of them)")
+    if args.source is not None:
+        return _cmd_chaos_source(args)
+    try:
+        get_scenario(args.scenario)
+        profile = get_profile(args.profile).with_examples(args.examples)
+    except KeyError as exc:
+        return _fail(str(exc.args[0]))
+    if profile.examples < 1:
+        return _fail("--examples must be >= 1")
+    if args.workers < 1:
+        return _fail("--workers must be >= 1")
+    from harness.spark.connect import parse_remote
+
+    try:
+        master = parse_remote(args.remote, args.master)
+    except ValueError as exc:
+        return _fail(str(exc))
+    nemesis = tuple(n for n in args.nemesis.split(",") if n)
+    unknown = [n for n in nemesis if n not in NEMESES]
+    if unknown:
+        return _fail(f"unknown nemesis {unknown[0]!r}; known: {', '.join(NEMESES)}")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    keep = args.work_dir is not None
+    if keep and args.work_dir.is_dir() and any(args.work_dir.iterdir()):
+        return _fail(f"--work-dir {args.work_dir} is not empty (it holds an earlier campaign); give a new one")
+    work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix=f"harness-chaos-{args.scenario}-"))
+    print(
+        f"chaos {args.scenario}: {profile.examples} example(s), seed {seed}, profile {profile.name}; work dir {work}\n"
+        f"rerun: .venv/bin/python -m harness chaos {args.scenario} --examples {profile.examples} --seed {seed} "
+        f"--profile {profile.name}"
+        + (f" --master {master}" if master != "local[2]" else "")
+        + (f" --workers {args.workers}" if args.workers > 1 else ""),
+        file=sys.stderr,
+        flush=True,
+    )
+    common = {"seed_value": seed, "profile": profile, "work_dir": work, "nemesis": nemesis, "master": master}
+    if args.workers > 1:
+        from harness.chaos.parallel import run_parallel_campaign
+
+        result = run_parallel_campaign(args.scenario, workers=args.workers, **common)  # type: ignore[arg-type]
+    else:
+        result = run_campaign(args.scenario, database_dir=DATABASE_DIR, **common)  # type: ignore[arg-type]
+    print(render_campaign(result, color=use_color(sys.stdout, args.no_color)))
+    if args.json:
+        doc = {
+            "scenario": result.scenario,
+            "seed": seed,
+            "profile": profile.name,
+            "verdict": result.verdict,
+            "examples": len(result.examples),
+            "driver_starts": result.driver_starts,
+            "workers": result.workers,
+            "duration_s": round(result.duration_s, 1),
+            "error": result.error,
+            "bundle": str(result.bundle) if result.bundle else None,
+            "minimal_faults": [r.describe() for r in result.failure.spec.extra_faults] if result.failure else None,
+            "failure": result.failure_report,
+        }
+        args.json.write_text(json.dumps(doc, indent=2, default=str))
+    if not keep and result.verdict == "exactly-once":
+        shutil.rmtree(work, ignore_errors=True)
+    return result.exit_code
+
+
+def _cmd_chaos_source(args: argparse.Namespace) -> int:
+    """``chaos --source``: a campaign over a connector's own source (:mod:`harness.conformance.source_campaign`)."""
+    from harness.chaos.profiles import get_profile
+    from harness.conformance.source_campaign import render_source_campaign, run_source_campaign
+    from harness.conformance.source_schedule import SourceSubject
+    from harness.sources.loading import LoadError, parse_options
+
+    unsupported = [
+        flag
+        for flag, used in (
+            ("--workers", args.workers != 1),
+            ("--master", args.master != "local[2]"),
+            ("--nemesis", bool(args.nemesis)),
+            ("--remote", bool(getattr(args, "remote", None))),
+        )
+        if used
+    ]
+    if unsupported:
+        return _fail(f"chaos --source does not take {', '.join(unsupported)} (one local driver, no nemesis)")
+    try:
+        profile = get_profile(args.profile).with_examples(args.examples)
+        subject = SourceSubject(args.source, args.context, parse_options(args.options))
+    except (KeyError, LoadError, ValueError) as exc:
+        return _fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc).splitlines()[0])
+    if profile.examples < 1:
+        return _fail("--examples must be >= 1")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    keep = args.work_dir is not None
+    if keep and args.work_dir.is_dir() and any(args.work_dir.iterdir()):
+        return _fail(f"--work-dir {args.work_dir} is not empty (it holds an earlier campaign); give a new one")
+    work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix="harness-chaos-source-"))
+    print(
+        f"chaos {subject.command()}: {profile.examples} example(s), seed {seed}, profile {profile.name}; "
+        f"work dir {work}\nrerun: .venv/bin/python -m harness chaos {subject.command()} --examples "
+        f"{profile.examples} --seed {seed} --profile {profile.name}",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        result = run_source_campaign(
+            subject, seed_value=seed, profile=profile, work_dir=work, echo=lambda m: print(m, file=sys.stderr)
+        )
+    except (LoadError, ValueError, TypeError) as exc:
+        return _fail(str(exc).splitlines()[0])
+    print(render_source_campaign(result, color=use_color(sys.stdout, args.no_color)))
+    if args.json:
+        doc = {
+            "source": subject.source,
+            "context": subject.context,
+            "seed": seed,
+            "profile": profile.name,
+            "verdict": result.verdict,
+            "examples": len(result.examples),
+            "duration_s": round(result.duration_s, 1),
+            "error": result.error,
+            "bundle": str(result.bundle) if result.bundle else None,
+            "minimal_schedule": result.failure.schedule.describe() if result.failure else None,
+            "anomaly_counts": result.failure.counts if result.failure else {},
+        }
+        args.json.write_text(json.dumps(doc, indent=2, default=str))
+    if not keep and result.verdict == "exactly-once":
+        shutil.rmtree(work, ignore_errors=True)
+    return result.exit_code
+
+
+def _replay_source(args: argparse.Namespace, file: Path) -> int:
+    """``replay`` of a source campaign's bundle (:func:`harness.conformance.source_bundle.replay_source_bundle`)."""
+    from harness.conformance.source_bundle import replay_source_bundle
+    from harness.sources.loading import LoadError
+
+    if args.times < 1:
+        return _fail("--times must be >= 1")
+    work = Path(tempfile.mkdtemp(prefix="harness-replay-source-"))
+    print(f"replaying source bundle {args.bundle} in {work}", file=sys.stderr)
+    try:
+        code, reproduced, last = replay_source_bundle(json.loads(file.read_text()), args.times, work, print)
+    except (KeyError, TypeError) as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        return _fail(f"{file}: not a source campaign bundle ({type(exc).__name__}: {exc})")
+    except (LoadError, ValueError, OSError) as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        return _fail(f"{file}: {str(exc).splitlines()[0]}")
+    if args.json:
+        doc = {"kind": "source", "bundle": str(args.bundle), "times": args.times, "reproduced": reproduced}
+        args.json.write_text(json.dumps({**doc, "verdict": last, "exit_code": code}, indent=2))
+    if code != 2:
+        shutil.rmtree(work, ignore_errors=True)
+    return code
+
+
+def add_replay_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("bundle", type=Path, help="a bundle directory (or its bundle.json)")
+    p.add_argument("--times", type=int, default=1, help="replay this many times (default 1)")
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the last replay's result as JSON")
+    add_color_argument(p)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from harness.chaos.bundle import anomaly_keys, load_bundle, timed_landings
+    from harness.engine.pool import DriverPool
+    from harness.engine.report import render_text, summary_line, to_json
+    from harness.engine.runner import HarnessError, run_spec
+
+    file = args.bundle / "bundle.json" if args.bundle.is_dir() else args.bundle
+    try:
+        kind = json.loads(file.read_text()).get("kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None  # load_bundle names the problem
+    if kind == "source":
+        return _replay_source(args, file)
+    try:
+        spec, recorded = load_bundle(args.bundle)
+    except ValueError as exc:
+        return _fail(str(exc))
+    want = (recorded["verdict"], anomaly_keys(recorded["anomalies"]))
+    print(
+        f"replaying {args.bundle}: recorded {recorded['verdict']} with {len(want[1])} anomaly row(s)", file=sys.stderr
+    )
+    if not spec.deterministic:
+        landed = ", ".join(
+            f"{t['id']} planned {t['planned_ms']} ms, landed {t['measured_ms']} ms"
+            for t in recorded.get("timed_kills", [])
+        )
+        print(
+            f"timed kill(s) ({landed or 'none fired'}): not deterministic, a replay lands a few ms elsewhere "
+            "and reproduces only some of the time",
+            file=sys.stderr,
+        )
+    reproduced = 0
+    code = 2
+    color = use_color(sys.stdout, args.no_color)
+    logs = Path(tempfile.mkdtemp(prefix="harness-replay-logs-"))
+    with DriverPool(logs, spec.master, spec.confs) as pool:  # one driver for every replay, as a campaign has
+        for i in range(1, args.times + 1):
+            try:
+                outcome = run_spec(spec, echo=lambda m: None, pool=pool)
+            except HarnessError as exc:
+                return _fail(f"{exc} (driver logs in {logs})")
+            doc = to_json(outcome)
+            got = (doc["verdict"], anomaly_keys(doc["anomalies"]))
+            same = got == want
+            reproduced += same
+            landed = "".join(f" [{t['id']} landed {t['measured_ms']} ms]" for t in timed_landings(outcome.kills_fired))
+            print(f"replay {i}/{args.times}: {'reproduced' if same else 'DIFFERENT'}: {summary_line(outcome)}{landed}")
+            if not same:
+                print(render_text(outcome, color=color))
+            elif i == args.times and (diff := row_diff(doc["anomalies"], color=color)):
+                print(diff)
+            code = outcome.exit_code if same else (0 if outcome.verdict == "exactly-once" else 2)
+            if args.json:
+                args.json.write_text(json.dumps(doc, indent=2, default=str))
+    if reproduced == args.times:
+        shutil.rmtree(logs, ignore_errors=True)
+    rate = f"reproduced {reproduced}/{args.times} time(s)"
+    if spec.deterministic:
+        print(rate)
+        return code if reproduced == args.times else (0 if code == 0 else 2)
+    # A timed kill's bundle: a partial reproduction is what it promises; a violation reproduced once is real.
+    print(f"{rate} (timed kill: not deterministic, a rate below {args.times}/{args.times} is expected)")
+    return 1 if reproduced and recorded["verdict"] == "violated" else code
+
+
+def _fail(message: str) -> int:
+    print(f"harness: {message}", file=sys.stderr)
+    return 2

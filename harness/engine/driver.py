@@ -1,0 +1,228 @@
+"""The child driver process: one SparkSession, commands from the runner.
+
+Started by :mod:`harness.engine.pool` as ``python -m harness.engine.driver --master M
+--confs JSON --incarnation K`` in a new session (process group); it serves
+many run directories in turn, so a campaign pays for a JVM only after a hard
+kill. Reads one JSON command per line on stdin and answers one JSON message
+per line on a private copy of stdout (fd 1 itself is pointed at stderr so
+nothing Spark prints can corrupt the protocol):
+
+- ``{"cmd": "open", "run_dir": D}``: make D the current run (its spec names
+  the scenario, or its ``source_run.json`` the source under test: see
+  :func:`open_run`); answers ``{"event": "opened"}``.
+- ``{"cmd": "run"}``: run the scenario's query with ``Trigger.AvailableNow``
+  until it has caught up with the tap; answers ``{"event": "caught_up", ...}``.
+- ``{"cmd": "check"}``: write the oracle's expected rows (batch transform over
+  the whole tap) and the rows the sink made visible to ``oracle/*.parquet``.
+- ``{"cmd": "warm"}``: start the Python workers with a throw-away query
+  (a standby driver does this while it waits); answers ``{"event": "warmed"}``.
+- ``{"cmd": "exit"}``: stop Spark and exit 0.
+
+Errors answer ``{"event": "error", "message": ..., "traceback": ...}``.
+Completed batches are appended to the open run's ``events/driver-K.jsonl`` as
+they happen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+from pyspark.errors import PySparkException, StreamingQueryException
+
+from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
+from fault_injectors.watcher import CheckpointWatcher
+from harness.engine.progress import ProgressLog, caught_up
+from harness.engine.rundir import RunPaths
+from harness.engine.spec import RunSpec
+from harness.inspector import batch_ids, read_commit
+from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session
+from harness.spark.warm import warm
+from harness.verdict.check import INPUT_BATCHES
+from scenarios import Scenario, SinkContext, get_scenario
+from scenarios.base import OracleContext
+from scenarios.sources import SourceRun
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class QueryFailed(RuntimeError):
+    """The streaming query itself terminated with an exception."""
+
+
+def _send(out: IO[str], message: dict[str, Any]) -> None:
+    out.write(json.dumps(message, default=str) + "\n")
+    out.flush()
+
+
+class RunHandler(Protocol):
+    """What the driver does for the open run directory."""
+
+    def run(self) -> dict[str, Any]: ...
+
+    def check(self) -> dict[str, Any]: ...
+
+
+def open_run(paths: RunPaths, incarnation: int, spark: SparkSession, progress: ProgressLog | None) -> RunHandler:
+    """The handler of the run in ``paths``: a scenario run (``spec.json``), or the handler that the run's
+    ``source_run.json`` names as ``"handler": "module:Class"`` (a source under test feeding the parquet file
+    sink: :mod:`harness.conformance.source_query`), called as ``Class(paths, incarnation, spark, progress)``.
+    The engine names no caller's module: the run directory does."""
+    if paths.source_run.exists():
+        ref = json.loads(paths.source_run.read_text()).get("handler", "")
+        module, _, attr = ref.partition(":")
+        if not module or not attr:
+            raise ValueError(f"{paths.source_run}: 'handler' must name the run's handler as 'module:Class'")
+        handler: RunHandler = getattr(importlib.import_module(module), attr)(paths, incarnation, spark, progress)
+        return handler
+    return Driver(paths, incarnation, spark, progress)
+
+
+class Driver:
+    """Runs one run directory's scenario query and oracle in a SparkSession.
+
+    Used by the child driver process (``main``, which reuses one session for
+    many run directories) and in process by tests with an existing ``spark``
+    (then ``progress`` is usually ``None``: no events file is written)."""
+
+    def __init__(
+        self,
+        paths: RunPaths,
+        incarnation: int,
+        spark: SparkSession | None = None,
+        progress: ProgressLog | None = None,
+    ) -> None:
+        self.paths = paths
+        self.spec = RunSpec.load(paths.spec)
+        self.scenario: Scenario = get_scenario(self.spec.scenario)
+        if spark is None:
+            spark = build_session(f"harness-{self.spec.scenario}", self.spec.master, self.spec.confs)
+        self.spark = spark
+        self.progress = progress
+        if progress is not None:
+            progress.events_path = paths.driver_events(incarnation)
+        resources = json.loads(paths.resources.read_text()) if paths.resources.exists() else {}
+        self.ctx = SinkContext(
+            str(paths.output), str(paths.checkpoint), FaultSite(paths.faults, paths.checkpoint), resources
+        )
+        self.config = self.scenario.source_config(self.spec.seed)
+
+        self.source_run = SourceRun(
+            config=self.config,
+            tap=str(paths.tap),
+            input_dir=str(paths.input),
+            checkpoint=str(paths.checkpoint),
+            fault_dir=str(paths.faults),
+            max_rows_per_batch=self.scenario.max_rows_per_batch,
+            write_points=self.scenario.source_write_points,
+        )
+
+    def run(self) -> dict[str, Any]:
+        watcher = CheckpointWatcher(self.ctx.faults, self.paths.checkpoint, self.paths.output)
+        if watcher.needed():
+            watcher.start()
+        try:
+            return self._run_query()
+        finally:
+            watcher.stop()
+
+    def _run_query(self) -> dict[str, Any]:
+        apply_run_confs(self.spark, self.scenario.confs)
+        stream = self.scenario.source.stream(self.spark, self.source_run)
+        writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
+        try:
+            query = (
+                writer.option("checkpointLocation", str(self.paths.checkpoint))
+                .trigger(availableNow=True)
+                .queryName(f"harness_{self.scenario.name}")
+                .start()
+            )
+            query.awaitTermination()
+        except PySparkException as exc:
+            # Spark refused to start or continue the query (e.g. a damaged checkpoint); classic
+            # (CapturedException) or Spark Connect (SparkConnectGrpcException) alike.
+            raise QueryFailed(str(exc).split("\n=== Streaming Query ===")[0]) from exc
+        error = query.exception()
+        if error is not None:
+            raise QueryFailed(str(error))
+        return caught_up(query, self.progress)
+
+    def check(self) -> dict[str, Any]:
+        import pyarrow.parquet as pq
+
+        commits = batch_ids(self.paths.checkpoint / "commits")
+        watermark = read_commit(self.paths.checkpoint, commits[-1]).next_watermark_ms if commits else 0
+        ctx = OracleContext(self.spark, watermark, str(self.paths.checkpoint))
+        expected = self.scenario.expected(self.scenario.source.batch(self.spark, self.source_run), ctx)
+        observed = self.scenario.read_output(self.spark, self.ctx, expected.schema)
+        counts = {}
+        for name, df in (("expected", expected), ("observed", observed)):
+            table = df.toArrow()
+            pq.write_table(table, self.paths.oracle / f"{name}.parquet")
+            counts[f"{name}_rows"] = table.num_rows
+        located = self.scenario.source.input_batches(self.source_run, self.scenario.identity)
+        if located is not None:  # a source without provenance columns: which batch read which row
+            pq.write_table(located, self.paths.oracle / INPUT_BATCHES)
+        return {"event": "checked", **counts}
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m harness.engine.driver")
+    p.add_argument("--master", default=DEFAULT_MASTER)
+    p.add_argument("--confs", default="{}", help="JSON object of Spark confs")
+    p.add_argument("--incarnation", type=int, default=1)
+    p.add_argument("--open", default=None, metavar="RUN_DIR", help="open this run directory at start")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(sys.argv[1:] if argv is None else argv)
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    os.environ[DRIVER_PGID_ENV] = str(os.getpgid(0))
+    progress = ProgressLog()
+    driver: RunHandler | None = None
+    try:
+        spark = build_session("exactly-once-harness", args.master, json.loads(args.confs))
+        progress.install(spark)
+        if args.open:
+            driver = open_run(RunPaths(Path(args.open)), args.incarnation, spark, progress)
+    except Exception as exc:  # reported to the runner, which names the log file
+        _send(
+            proto, {"event": "error", "message": f"driver start-up failed: {exc}", "traceback": traceback.format_exc()}
+        )
+        return 2
+    _send(proto, {"event": "ready", "pid": os.getpid(), "pgid": os.getpgid(0)})
+    for line in sys.stdin:
+        message = json.loads(line)
+        cmd = message.get("cmd")
+        if cmd == "exit":
+            break
+        try:
+            if cmd == "open":
+                driver = open_run(RunPaths(Path(message["run_dir"])), args.incarnation, spark, progress)
+                reply: dict[str, Any] = {"event": "opened", "run_dir": message["run_dir"]}
+            elif cmd == "warm":
+                reply = warm(spark)
+            elif cmd in ("run", "check") and driver is not None:
+                reply = driver.run() if cmd == "run" else driver.check()
+            else:
+                reply = {"event": "error", "message": f"unknown command {cmd!r} (or no run directory open)"}
+        except Exception as exc:
+            query_failed = isinstance(exc, QueryFailed | StreamingQueryException)
+            reply = {"event": "error", "message": str(exc), "query_failed": query_failed}
+            reply["traceback"] = traceback.format_exc()
+        _send(proto, reply)
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""The runner's handle on one child driver process (one incarnation)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.spark.procs import RUN_TOKEN_ENV, kill_group, kill_token
+from harness.spark.session import spark_env
+
+
+class DriverProcess:
+    """``python -m harness.engine.driver`` in a new session (its own process group),
+    with a line protocol on stdin/stdout and stderr appended to ``log_path``."""
+
+    def __init__(self, log_path: Path, incarnation: int, token: str, master: str, confs: Mapping[str, str]) -> None:
+        self.incarnation = incarnation
+        self.name = f"driver-{incarnation}"
+        self.token = token
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = spark_env()
+        env[RUN_TOKEN_ENV] = token
+        # The driver and its workers import scenarios by module path: make the
+        # caller's working directory importable too (user pipelines in tests).
+        env["PYTHONPATH"] = os.pathsep.join([*env["PYTHONPATH"].split(os.pathsep), os.getcwd()])
+        cmd = [
+            sys.executable,
+            "-m",
+            "harness.engine.driver",
+            "--master",
+            master,
+            "--confs",
+            json.dumps(dict(confs)),
+            "--incarnation",
+            str(incarnation),
+        ]
+        with open(log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True, env=env
+            )
+        self._buf = b""
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def send(self, message: dict[str, Any]) -> bool:
+        """Send one command; ``False`` if the driver is gone."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError):
+            return False
+
+    def receive(self, timeout_s: float) -> dict[str, Any] | None:
+        """Next message, or ``None`` when the driver died (stdout closed).
+        Raises ``TimeoutError`` when nothing arrives within ``timeout_s``."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{self.name} sent nothing for {timeout_s:.0f} s")
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        try:
+            return dict(json.loads(line))
+        except (json.JSONDecodeError, TypeError, ValueError):
+            return {"event": "error", "message": f"unreadable protocol line from {self.name}: {line[:200]!r}"}
+
+    def wait_exit(self, timeout_s: float) -> int | None:
+        try:
+            return self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """SIGKILL the driver's group and every process of this run's token."""
+        kill_group(self.proc.pid)
+        self.proc.wait()
+        kill_token(self.token)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(text[-lines:])

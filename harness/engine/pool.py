@@ -1,0 +1,136 @@
+"""A pool of one: the live child driver a runner (or a whole campaign) reuses.
+
+Starting a driver costs a JVM and cold Python workers (~6-10 s here); a run
+needs a new one only after a hard kill. The pool keeps at most one driver
+alive, opens run directories in it in turn, and replaces it when it dies.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.engine.driverproc import DriverProcess
+from harness.spark.procs import kill_token, new_token
+
+STARTUP_TIMEOUT_S = 180.0
+
+
+class DriverStartError(RuntimeError):
+    """A driver did not come up; the message names its log file."""
+
+
+class DriverPool:
+    """At most one active driver, plus (with ``standby=True``) a warm standby:
+    a second driver whose SparkSession and Python workers are already up, which
+    becomes the active one the moment the active one is killed (and a new
+    standby is started behind it). Each driver has its own run token
+    (``<pool token>.<incarnation>``), so discarding one never touches the other."""
+
+    def __init__(
+        self,
+        log_dir: Path,
+        master: str,
+        confs: Mapping[str, str],
+        token: str | None = None,
+        standby: bool = False,
+    ) -> None:
+        self.log_dir = Path(log_dir)
+        self.master = master
+        self.confs = dict(confs)
+        self.token = token or new_token()
+        self.standby = standby
+        self.driver: DriverProcess | None = None
+        self._standby: DriverProcess | None = None
+        self.incarnations = 0
+        self.takeovers = 0
+        self._standby_warm = False
+        self._open_run: Path | None = None
+
+    def _spawn(self) -> DriverProcess:
+        self.incarnations += 1
+        n = self.incarnations
+        return DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", self.master, self.confs)
+
+    @staticmethod
+    def _await(drv: DriverProcess, event: str) -> None:
+        try:
+            msg = drv.receive(STARTUP_TIMEOUT_S)
+        except TimeoutError:
+            msg = {"event": "error", "message": f"no answer within {STARTUP_TIMEOUT_S:.0f} s"}
+        if msg is None or msg.get("event") != event:
+            drv.kill()
+            reason = (msg or {}).get("message", "it exited before answering")
+            raise DriverStartError(f"{drv.name} failed to start: {reason}\n  log: {drv.log_path}\n{drv.log_tail()}")
+
+    def start(self) -> tuple[DriverProcess, float]:
+        """A live driver (the standby, or a new one if none) and how long the
+        caller waited for it (0 if the active driver was reused)."""
+        if self.driver is not None:
+            return self.driver, 0.0
+        t0 = time.monotonic()
+        drv, self._standby = self._standby, None
+        if drv is not None:
+            self.takeovers += 1
+            if not self._standby_warm:
+                self._await(drv, "ready")
+                self._await(drv, "warmed")
+        else:
+            drv = self._spawn()
+            self._await(drv, "ready")
+        self.driver = drv
+        self._open_run = None
+        if self.standby:
+            self._standby = self._spawn()
+            self._standby.send({"cmd": "warm"})
+            self._standby_warm = False
+        return drv, time.monotonic() - t0
+
+    def wait_for_standby(self) -> float:
+        """Block until the standby is up and warm (benchmarks use this so a kill
+        meets a warm standby); returns the seconds waited, 0 without a standby."""
+        if self._standby is None or self._standby_warm:
+            return 0.0
+        t0 = time.monotonic()
+        self._await(self._standby, "ready")
+        self._await(self._standby, "warmed")
+        self._standby_warm = True
+        return time.monotonic() - t0
+
+    def open(self, run_dir: Path, timeout_s: float) -> dict[str, Any] | None:
+        """Make ``run_dir`` the driver's current run (no-op if it already is).
+        Returns the driver's answer, or ``None`` if the driver died."""
+        drv, _ = self.start()
+        if self._open_run == run_dir:
+            return {"event": "opened"}
+        if not drv.send({"cmd": "open", "run_dir": str(run_dir)}):
+            return None
+        msg = drv.receive(timeout_s)
+        if msg is not None and msg.get("event") == "opened":
+            self._open_run = run_dir
+        return msg
+
+    def discard(self) -> None:
+        """Kill the active driver and every process of its token (the standby survives)."""
+        drv, self.driver, self._open_run = self.driver, None, None
+        if drv is not None:
+            drv.kill()
+
+    def close(self, grace_s: float = 60.0) -> None:
+        """Stop the drivers gracefully, then make sure nothing of the pool survives."""
+        drivers = [d for d in (self.driver, self._standby) if d is not None]
+        self.driver = self._standby = self._open_run = None
+        for drv in drivers:
+            drv.send({"cmd": "exit"})
+        for drv in drivers:
+            drv.wait_exit(grace_s)
+            drv.kill()
+        kill_token(self.token, prefix=True)
+
+    def __enter__(self) -> DriverPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,135 @@
+"""Rendering a run's outcome: a short human report and a JSON document.
+
+Text layout: first line a summary; then, per anomaly kind, at most
+``MAX_PER_KIND`` examples with batch id, offset range per partition, the
+fault that preceded it (history index) and the row as ``field=value``;
+"and N more" when capped; last line the replay command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from harness.verdict.checker import KINDS, Anomaly
+from harness.verdict.rowdiff import row_diff
+
+if TYPE_CHECKING:
+    from harness.engine.outcome import RunOutcome
+
+MAX_PER_KIND = 8
+
+
+def _row(row: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in row.items())
+
+
+def _anomaly_line(a: Anomaly) -> str:
+    where = f"batch {a.batch_id}" if a.batch_id is not None else "no batch covers it"
+    rng = ""
+    if a.offset_range:
+        rng = " offsets " + ", ".join(
+            f"[{s}, {e})" if p == "source" else f"p{p}:[{s},{e})" for p, (s, e) in a.offset_range.items()
+        )
+    fault = f"; after fault #{a.fault.history_index} ({a.fault.description})" if a.fault else "; no fault preceded it"
+    if a.detail:
+        return f"  - {where}{fault}\n      {a.detail}"
+    if a.observed_row is not None:
+        diff = " ".join(f"{k}={a.row.get(k)}->{v}" for k, v in a.observed_row.items() if a.row.get(k) != v)
+        return f"  - {where}{rng}: {diff}{fault}\n      expected {_row(a.row)}"
+    count = f" seen {a.observed_count}x, expected {a.expected_count}x"
+    return f"  - {where}{rng}:{count}{fault}\n      {_row(a.row)}"
+
+
+def summary_line(outcome: RunOutcome) -> str:
+    ctx = f"(scenario={outcome.spec.scenario}, seed={outcome.spec.seed})"
+    if outcome.error and outcome.query_failed:
+        return f"query failed loudly, no verdict {ctx}: {outcome.error.splitlines()[0]}"
+    if outcome.error:
+        return f"harness error, no verdict {ctx}: {outcome.error.splitlines()[0]}"
+    result = outcome.result
+    assert result is not None
+    if result.verdict == "unknown":
+        return f"verdict unknown {ctx}: {(result.error or '').splitlines()[0] if result.error else ''}"
+    if result.verdict == "exactly-once":
+        return (
+            f"exactly-once held {ctx}: {result.observed_rows} rows match the oracle, "
+            f"{len(outcome.kills_fired)} kill(s) fired, {len(outcome.batches)} batches"
+        )
+    counts = result.counts()
+    parts = ", ".join(f"{counts[k]} {k}" for k in KINDS if k in counts)
+    return f"exactly-once violated: {parts} {ctx}"
+
+
+def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
+    """The run's report: summary, faults, anomalies per kind, the rows of the anomalous keys side by side
+    (chispa; ``color`` for a terminal), the checkpoint summary and the replay command."""
+    lines = [summary_line(outcome)]
+    if outcome.kills_fired:
+        lines.append("faults fired:")
+        lines += [f"  #{k['history_index']} {k['description']}" for k in outcome.kills_fired]
+    if not outcome.spec.deterministic:
+        lines.append(
+            "  timed kill(s): NOT deterministic. A replay kills a few ms elsewhere and may not reproduce this run; "
+            "`replay BUNDLE --times N` reports how often it does"
+        )
+    if outcome.error and outcome.error.count("\n"):
+        lines += ["  " + line for line in outcome.error.splitlines()[1:]]
+    result = outcome.result
+    if result is not None and result.anomalies:
+        for kind in KINDS:
+            of_kind = [a for a in result.anomalies if a.kind == kind]
+            if not of_kind:
+                continue
+            lines.append(f"{kind} ({len(of_kind)} row(s)):")
+            lines += [_anomaly_line(a) for a in of_kind[:MAX_PER_KIND]]
+            if len(of_kind) > MAX_PER_KIND:
+                lines.append(f"  ... and {len(of_kind) - MAX_PER_KIND} more")
+    diff = row_diff(result.anomalies, color=color) if result is not None else None
+    if diff:
+        lines.append(diff)
+    if outcome.inspector_summary:
+        lines.append("checkpoint (python -m harness inspect):")
+        lines += ["  " + line for line in outcome.inspector_summary.splitlines()]
+    if outcome.kept_run_dir:
+        lines.append(f"run directory kept: {outcome.paths.root}")
+    lines.append(f"replay: {outcome.spec.replay_command()}")
+    return "\n".join(lines)
+
+
+def to_json(outcome: RunOutcome) -> dict[str, Any]:
+    result = outcome.result
+    return {
+        "verdict": outcome.verdict,
+        "scenario": outcome.spec.scenario,
+        "expected_guarantee": outcome.expected_guarantee,
+        "seed": outcome.spec.seed,
+        "spec": asdict(outcome.spec),
+        "schedule": outcome.schedule_lines,
+        "kills_planned": outcome.kills_planned,
+        "kills_fired": outcome.kills_fired,
+        "deterministic": outcome.spec.deterministic,
+        "batches": outcome.batches,
+        "anomaly_counts": result.counts() if result else {},
+        "anomalies": [asdict(a) for a in result.anomalies] if result else [],
+        "expected_rows": result.expected_rows if result else None,
+        "observed_rows": result.observed_rows if result else None,
+        "error": outcome.error or (result.error if result else None),
+        "query_failed": outcome.query_failed,
+        "inspector": outcome.inspector_summary,
+        "run_dir": str(outcome.paths.root) if outcome.kept_run_dir else None,
+        "history": str(outcome.paths.history) if outcome.kept_run_dir else None,
+        "duration_s": round(outcome.duration_s, 2),
+        "replay": outcome.spec.replay_command(),
+    }
+
+
+def campaign_tail(anomalies: list[dict[str, Any]], bundle: object, rerun: str, *, color: bool = False) -> list[str]:
+    """The last lines of a campaign's report: the minimal failure's rows side by side (chispa), then how to
+    reproduce it: ``replay BUNDLE`` when there is a bundle, else ``rerun`` (the campaign's own command line)."""
+    lines = []
+    diff = row_diff(anomalies, color=color)
+    if diff:
+        lines.append(diff)
+    lines.append(f"replay: .venv/bin/python -m harness replay {bundle}" if bundle else f"rerun: {rerun}")
+    return lines

@@ -1,0 +1,79 @@
+"""Layout of a run directory: everything one harness run reads and writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Named paths inside a run directory ``root``."""
+
+    root: Path
+
+    @property
+    def spec(self) -> Path:
+        return self.root / "spec.json"
+
+    @property
+    def source_run(self) -> Path:
+        """A source run's spec (the source under test, its options and oracle), instead of ``spec.json``."""
+        return self.root / "source_run.json"
+
+    @property
+    def tap(self) -> Path:
+        return self.root / "tap.json"
+
+    @property
+    def input(self) -> Path:
+        """Files a file-directory source reads (``scenarios.filedir``: one per partition and round)."""
+        return self.root / "input"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "checkpoint"
+
+    @property
+    def output(self) -> Path:
+        return self.root / "output"
+
+    @property
+    def faults(self) -> Path:
+        return self.root / "faults"
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def oracle(self) -> Path:
+        return self.root / "oracle"
+
+    @property
+    def history(self) -> Path:
+        return self.root / "history.jsonl"
+
+    @property
+    def resources(self) -> Path:
+        """Settings a scenario's resource hook provided (JSON object)."""
+        return self.root / "resources.json"
+
+    @property
+    def result(self) -> Path:
+        return self.root / "result.json"
+
+    def create(self) -> None:
+        """Create the directories a run writes into (idempotent)."""
+        for d in (self.root, self.faults, self.events, self.logs, self.oracle):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def driver_events(self, incarnation: int) -> Path:
+        return self.events / f"driver-{incarnation}.jsonl"
+
+    def driver_log(self, incarnation: int) -> Path:
+        return self.logs / f"driver-{incarnation}.log"

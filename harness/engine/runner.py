@@ -1,0 +1,242 @@
+"""The runner: interprets a schedule against real child driver processes.
+
+Soft state lives in the run directory (tap, checkpoint, sink output, fault
+ledger); a driver that is SIGKILLed by a planned fault is replaced by a fresh
+one that restarts the query from the same checkpoint, and the interrupted
+command is sent again. Every step, batch and fault becomes a history event.
+A watchdog kills a driver that stays silent past ``spec.command_timeout_s``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fault_injectors.crash import never_fired, read_ledger
+from fault_injectors.nemesis import NemesisError, apply_nemesis
+from harness.engine.conductor import Conductor, HarnessError, QueryFailedError
+from harness.engine.history import History
+from harness.engine.outcome import RunOutcome
+from harness.engine.pool import DriverPool
+from harness.engine.rundir import RunPaths
+from harness.engine.schedule import Schedule, build_schedule
+from harness.engine.spec import RunSpec
+from harness.inspector import latest_batch_id, summarize
+from harness.verdict.check import batches_json, check_run_dir
+from harness.verdict.checker import CheckResult
+from scenarios import get_scenario
+from scenarios.base import ResourceUnavailable
+from scenarios.tap import advance, init_tap
+
+__all__ = ["HarnessError", "QueryFailedError", "Runner", "run_spec"]
+
+
+class Runner:
+    """Plays one spec in one run directory. ``pool`` lends the child driver
+    (a campaign shares one across runs); without it the runner makes its own
+    and closes it at the end."""
+
+    def __init__(
+        self, spec: RunSpec, paths: RunPaths, echo: Callable[[str], None], pool: DriverPool | None = None
+    ) -> None:
+        self.spec, self.paths, self._echo = spec, paths, echo
+        self.scenario = get_scenario(spec.scenario)
+        self.schedule: Schedule = build_schedule(spec, self.scenario)
+        self._own_pool = pool is None
+        self.pool = pool or DriverPool(paths.logs, spec.master, spec.confs)
+        if (self.pool.master, self.pool.confs) != (spec.master, dict(spec.confs)):
+            raise HarnessError(
+                f"spec wants master {spec.master!r} and confs {spec.confs}, the driver pool has "
+                f"{self.pool.master!r} and {self.pool.confs}"
+            )
+        if paths.history.exists():
+            raise HarnessError(
+                f"run directory {paths.root} already holds a run ({paths.history.name}); give each run a new directory"
+            )
+        self.started = time.monotonic()
+        self.history: History | None = None
+        self.conductor: Conductor | None = None
+
+    def echo(self, message: str) -> None:
+        self._echo(f"[{time.monotonic() - self.started:7.1f}s] {message}")
+
+    # -- top level -------------------------------------------------------------
+    def execute(self) -> RunOutcome:
+        sc = self.scenario
+        outcome = RunOutcome(
+            self.spec,
+            self.paths,
+            sc.guarantee,
+            self.schedule.describe(),
+            [{"id": r.id, "description": r.describe()} for r in self.schedule.plan.rules],
+        )
+        self.paths.create()
+        self.spec.save(self.paths.spec)
+        self.schedule.plan.save(self.paths.faults / "plan.json")
+        init_tap(self.paths.tap, sc.partitions)
+        self.history = History(self.paths.history)
+        self.conductor = Conductor(
+            self.paths,
+            self.pool,
+            self.history,
+            self.echo,
+            self.spec.command_timeout_s,
+            limit=lambda: len(self.schedule.plan.rules) + 2,
+        )
+        self.echo(f"scenario {sc.name}: {sc.summary}; seed {self.spec.seed}; run dir {self.paths.root}")
+        for line in self.schedule.describe():
+            self.echo("  " + line)
+        try:
+            with contextlib.ExitStack() as stack:
+                if sc.resource is not None:
+                    try:
+                        settings = stack.enter_context(sc.resource(self.paths.root / "resource"))
+                    except ResourceUnavailable as exc:
+                        raise HarnessError(
+                            f"scenario {sc.name} needs a resource that is unavailable here: {exc}"
+                        ) from None
+                    self.paths.resources.write_text(json.dumps(settings))
+                try:
+                    self._play()
+                    outcome.result = self._check()
+                finally:
+                    self._shutdown()
+            missing = never_fired(self.schedule.plan, read_ledger(self.paths.faults))
+            outcome.unfired = missing
+            if missing:
+                outcome.error = "planned fault(s) never fired, so the run proves nothing about them:\n" + "\n".join(
+                    f"fault {r.id} planned ({r.describe()}) never fired{r.why_unfired()}" for r in missing
+                )
+        except HarnessError as exc:
+            outcome.error = str(exc)
+            outcome.query_failed = isinstance(exc, QueryFailedError)
+        finally:
+            self._shutdown()
+            self.history.close()
+        outcome.kills_fired = self.conductor.kills_fired
+        outcome.batches = batches_json(self.paths.checkpoint)
+        if outcome.verdict != "exactly-once":
+            sink_dir = self.paths.output if (self.paths.output / "_spark_metadata").is_dir() else None
+            outcome.inspector_summary = summarize(self.paths.checkpoint, sink_dir)
+        outcome.duration_s = time.monotonic() - self.started
+        return outcome
+
+    def _play(self) -> None:
+        rounds = self.spec.effective_rounds
+        r = 0
+        healed = False
+        for op in self.schedule.ops:
+            if op.kind == "add_data":
+                r += 1
+                tap = advance(self.paths.tap, op.rows)
+                try:
+                    fed = self.scenario.source.feed(self.paths.input, op.rows, self.scenario.rows_per_offset)
+                except (OSError, ValueError) as exc:  # a context factory's error: bad input, in one line
+                    where = self.scenario.source.describe()
+                    raise HarnessError(f"round {r}: adding data through {where}: {exc}") from exc
+                self._record("ok", "runner", "add_data", {"rows": op.rows, "tap": tap, **fed})
+                self.echo(f"round {r}/{rounds}: {op.describe()}")
+            elif op.kind == "nemesis":
+                try:  # between runs no query is running; the driver's next query re-reads the checkpoint
+                    what = apply_nemesis(op.name, self.paths.checkpoint)
+                except (NemesisError, OSError) as exc:
+                    raise HarnessError(f"nemesis {op.name} could not be applied: {exc}") from None
+                batch = latest_batch_id(self.paths.checkpoint)
+                idx = self._record("info", "runner", "nemesis", {"name": op.name, "damage": what, "batch": batch})
+                desc = f"nemesis {op.name}: {what}"
+                self.conductor.kills_fired.append(
+                    {
+                        "history_index": idx,
+                        "id": op.name,
+                        "point": "checkpoint",
+                        "action": "nemesis",
+                        "batch": batch if batch is not None else 0,
+                        "description": desc,
+                        "context": {},
+                    }
+                )
+                self.echo(f"NEMESIS {op.name}: {what}")
+            elif op.kind == "heal":
+                healed = True
+                self._record("info", "runner", "heal", {})
+            elif op.kind == "run":
+                if (
+                    healed
+                    and not self.spec.nemesis
+                    and not never_fired(self.schedule.plan, read_ledger(self.paths.faults))
+                ):
+                    # Every fault has fired and the last run caught up: the final run would be empty.
+                    self._record("info", "runner", "run", {"skipped": "nothing pending after heal"})
+                    continue
+                msg = self._drive("run")
+                self.echo(f"caught up ({len(msg.get('batches', []))} batch(es) in this query)")
+            elif op.kind == "check":
+                msg = self._drive("check")
+                self.echo(f"oracle: {msg['expected_rows']} rows expected, {msg['observed_rows']} rows visible")
+
+    # -- driver management -----------------------------------------------------
+    def _record(self, type: str, process: str, f: str, value: dict[str, Any], time_ns: int | None = None) -> int:
+        assert self.conductor is not None
+        return self.conductor.record(type, process, f, value, time_ns)
+
+    def _drive(self, cmd: str) -> dict[str, Any]:
+        assert self.conductor is not None
+        return self.conductor.drive(cmd)
+
+    def _shutdown(self) -> None:
+        """Close the pool if this runner owns it (a shared pool stays for the next run)."""
+        if self._own_pool:
+            self.pool.close()
+
+    # -- verdict -----------------------------------------------------------------
+    def _check(self) -> CheckResult:
+        assert self.conductor is not None
+        fired = self.conductor.kills_fired
+        result = check_run_dir(self.paths.oracle, self.paths.checkpoint, fired, self.scenario.identity)
+        self._record("ok", "runner", "check", {"verdict": result.verdict, "counts": result.counts()})
+        return result
+
+
+def run_spec(
+    spec: RunSpec,
+    run_dir: Path | None = None,
+    echo: Callable[[str], None] | None = None,
+    standby: bool = False,
+    pool: DriverPool | None = None,
+) -> RunOutcome:
+    """Run ``spec`` in ``run_dir`` (kept) or a temp dir (removed on a pass, kept otherwise);
+    ``standby`` keeps a warm second driver ready to take over after a hard kill. ``pool`` lends a running
+    driver (left open; its master and confs must be the spec's); without it the run starts its own."""
+    if echo is None:
+        echo = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    if run_dir is not None:
+        run_dir = Path(run_dir).resolve()
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise HarnessError(f"run directory {run_dir} is not empty; give a new --run-dir or remove it")
+    root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-{spec.scenario}-"))
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        paths = RunPaths(root)
+        if pool is not None:
+            outcome = Runner(spec, paths, echo, pool=pool).execute()
+        else:
+            with DriverPool(paths.logs, spec.master, spec.confs, standby=standby) as own:
+                outcome = Runner(spec, paths, echo, pool=own).execute()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if run_dir is None and outcome.verdict == "exactly-once":
+        shutil.rmtree(root, ignore_errors=True)
+        outcome.kept_run_dir = False
+    return outcome
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

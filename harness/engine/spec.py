@@ -1,0 +1,174 @@
+"""Run specifications: everything that determines a run, as frozen data with a
+JSON round trip (the seed plus the spec reproduce the run)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultPlanError, FaultRule
+from harness.spark.connect import inner_master
+from harness.spark.session import DEFAULT_MASTER
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One harness run: a scenario, a seed and the faults to inject.
+
+    ``kills`` seeded kills are drawn from the scenario's crash points;
+    ``extra_faults`` are explicit rules (``--kill``, ``--fault-plan``) added to
+    them; ``fault_plan`` remembers the plan file they came from, for replay.
+    ``rounds`` add-data/run rounds are played (default: ``max(2, kills)``).
+    """
+
+    scenario: str
+    seed: int
+    kills: int = 3
+    rounds: int | None = None
+    extra_faults: tuple[FaultRule, ...] = ()
+    fault_plan: str | None = None
+    nemesis: tuple[str, ...] = ()
+    #: Explicit data per round (offset units per partition); overrides the seeded amounts and ``rounds``.
+    rows: tuple[tuple[int, ...], ...] | None = None
+    master: str = DEFAULT_MASTER
+    confs: dict[str, str] = field(default_factory=dict)
+    command_timeout_s: float = 300.0
+    #: Record the steps of every call of the wrapped sink functions (``faults/census.jsonl``).
+    census: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kills < 0:
+            raise ValueError("kills must be >= 0")
+        if self.rounds is not None and self.rounds < 1:
+            raise ValueError("rounds must be >= 1")
+        if self.command_timeout_s <= 0:
+            raise ValueError("command_timeout_s must be > 0")
+        inner = inner_master(self.master)
+        local = inner == "local" or inner.startswith("local[")
+        for rule in self.extra_faults:
+            if rule.action == "kill_executor" and local:
+                raise ValueError(
+                    f"fault rule {rule.id!r}: action kill_executor needs executors separate from the driver; "
+                    f"master {self.master!r} runs tasks inside the driver JVM (use --master 'local-cluster[2,1,1024]')"
+                )
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether a replay of this spec must reproduce its run: false when a timed kill is planned
+        (``batch.time``: it lands where the clock says, a few ms elsewhere on every run)."""
+        return not any(r.timed for r in self.extra_faults)
+
+    @property
+    def effective_rounds(self) -> int:
+        if self.rows is not None:
+            return len(self.rows)
+        return self.rounds if self.rounds is not None else max(2, self.kills)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> RunSpec:
+        raw = dict(raw)
+        raw["extra_faults"] = tuple(FaultRule.from_dict(r) for r in raw.get("extra_faults", ()))
+        raw["nemesis"] = tuple(raw.get("nemesis", ()))
+        if raw.get("rows") is not None:
+            raw["rows"] = tuple(tuple(int(n) for n in r) for r in raw["rows"])
+        return cls(**raw)
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunSpec:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json())
+
+    def replay_command(self, python: str = ".venv/bin/python") -> str:
+        """One shell line that reruns this spec from scratch."""
+        parts = [python, "-m", "harness", "run", self.scenario, "--seed", str(self.seed), "--kills", str(self.kills)]
+        if self.rounds is not None:
+            parts += ["--rounds", str(self.rounds)]
+        if self.fault_plan:
+            parts += ["--fault-plan", self.fault_plan]
+        for r in self.extra_faults:
+            if self.fault_plan and not r.id.startswith("x"):
+                continue  # comes from the plan file
+            parts += ["--kill", kill_argument(r)]
+        for name in self.nemesis:
+            parts += ["--nemesis", name]
+        if self.master != DEFAULT_MASTER:
+            parts += ["--master", self.master]
+        if self.census:
+            parts.append("--census")
+        return " ".join(parts)
+
+
+def kill_argument(rule: FaultRule) -> str:
+    """``rule`` as the argument of ``--kill`` (``POINT:BATCH[:PARTITION[:AFTER_ROWS]]``, or
+    ``sink.step:BATCH:STEP[:WRAPPER[:PARTITION]]``, or ``batch.time:BATCH:MS``); an action other than a kill as
+    a ``@ACTION`` suffix."""
+    batch = "" if rule.batch is None else rule.batch
+    if rule.timed:
+        text = f"{rule.point}:{batch}:{rule.after_ms}"
+    elif rule.point == STEP_POINT:
+        text = f"{rule.point}:{batch}:{rule.step}"
+        if rule.wrapper is not None or rule.partition is not None:
+            text += f":{rule.wrapper or ''}"
+        if rule.partition is not None:
+            text += f":{rule.partition}"
+    else:
+        text = f"{rule.point}:{batch}"
+        if rule.partition is not None or rule.after_rows is not None:
+            text += f":{'' if rule.partition is None else rule.partition}"
+        if rule.after_rows is not None:
+            text += f":{rule.after_rows}"
+    return text if rule.action == "kill_process_group" else f"{text}@{rule.action}"
+
+
+def parse_kill_argument(text: str) -> FaultRule:
+    """``POINT:BATCH[:PARTITION[:AFTER_ROWS]]``, ``sink.step:BATCH:STEP[:WRAPPER[:PARTITION]]`` or
+    ``batch.time:BATCH:MS``, with an optional ``@ACTION`` suffix (default: a SIGKILL of the driver's process
+    groups) -> a rule (id assigned later). ``ValueError`` names the argument and what is wrong."""
+    body, _, action = text.partition("@")
+    parts = body.split(":")
+    how = {"action": action} if action else {}
+    if parts[0] == TIMED_POINT:
+        if len(parts) != 3:
+            raise ValueError(f"--kill {text!r}: expected {TIMED_POINT}:BATCH:MS")
+        try:
+            batch, after_ms = int(parts[1]), int(parts[2])
+        except ValueError:
+            raise ValueError(f"--kill {text!r}: BATCH and MS must be integers") from None
+        try:
+            return FaultRule("x", TIMED_POINT, batch, after_ms=after_ms, **how)
+        except FaultPlanError as exc:  # a ValueError with the rule's own words
+            raise ValueError(f"--kill {text!r}: {exc}") from None
+    if parts[0] == STEP_POINT:
+        usage = f"{STEP_POINT}:BATCH:STEP[:WRAPPER[:PARTITION]]"
+        if not 3 <= len(parts) <= 5:
+            raise ValueError(f"--kill {text!r}: expected {usage}")
+        wrapper = parts[3] if len(parts) > 3 and parts[3] else None
+        try:
+            batch, step = int(parts[1]), int(parts[2])
+            partition = int(parts[4]) if len(parts) > 4 and parts[4] else None
+        except ValueError:
+            raise ValueError(f"--kill {text!r}: BATCH, STEP and PARTITION must be integers") from None
+        try:
+            return FaultRule("x", STEP_POINT, batch, partition, step=step, wrapper=wrapper, **how)
+        except FaultPlanError as exc:  # a ValueError with the rule's own words
+            raise ValueError(f"--kill {text!r}: {exc}") from None
+    if len(parts) < 2 or len(parts) > 4:
+        raise ValueError(f"--kill {text!r}: expected POINT:BATCH[:PARTITION[:AFTER_ROWS]]")
+    try:
+        nums = [int(p) if p != "" else None for p in parts[1:]]
+    except ValueError:
+        raise ValueError(f"--kill {text!r}: BATCH, PARTITION and AFTER_ROWS must be integers") from None
+    batch, partition, after = [*nums, None, None][:3]
+    if batch is None:
+        raise ValueError(f"--kill {text!r}: BATCH is required")
+    try:
+        return FaultRule("x", parts[0], batch, partition, after, **how)
+    except FaultPlanError as exc:
+        raise ValueError(f"--kill {text!r}: {exc}") from None
