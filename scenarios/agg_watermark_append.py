@@ -37,7 +37,8 @@ from pyspark.sql import functions as F
 
 from harness.inspector.checkpoint import read_batches
 from scenarios.admission import Offsets, offsets_from_json
-from scenarios.base import OracleContext, Scenario, parquet_file_sink, read_parquet_output
+from scenarios.base import OracleContext, Scenario
+from scenarios.presets import EVENT_TIME, STATEFUL_FILE_SINK
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -47,21 +48,6 @@ WATERMARK_DELAY = "5 seconds"
 DELAY_MS = 5_000
 #: Output columns that identify one aggregate row (a group).
 GROUP = ("window_start", "window_end", "key")
-#: Event time advances 1 s per offset; jitter stays below the watermark delay.
-SOURCE = {"num_keys": 4, "event_time_step_ms": 1_000, "disorder_ms": 3_000}
-#: Every batch reads data with no-data batches off, so every crash point of the replayable source is reached.
-#: (The file sink's ``sink.commit.after`` is not: only the checkpoint watcher reaches it, and it cannot ``raise``.)
-READ_POINTS = (
-    "source.latest_offset",
-    "after_offsets_logged",
-    "source.read",
-    "sink.write.start",
-    "sink.write.mid",
-    "sink.write.end",
-    "after_commit_logged",
-)
-#: Batches only when data arrived: what the schedule predicts, and a source hook in every batch.
-NO_DATA_BATCHES_OFF = {"spark.sql.streaming.noDataMicroBatches.enabled": "false"}
 
 
 def aggregate(df: DataFrame) -> DataFrame:
@@ -120,16 +106,9 @@ SCENARIO = Scenario(
     name="agg_watermark_append",
     summary="10 s windowed count/sum with watermark, append mode -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=READ_POINTS,
     transform=aggregate,
-    attach_sink=parquet_file_sink,
-    read_output=read_parquet_output,
-    partitions=1,
-    rows_per_offset=2,
-    max_rows_per_batch=20,
-    rows_per_round=(20, 40),
     identity=GROUP,
     oracle=closed_windows,
-    source_overrides=SOURCE,
-    confs=NO_DATA_BATCHES_OFF,
+    **EVENT_TIME,
+    **STATEFUL_FILE_SINK,
 )

@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fault_injectors.sinks import crash_injecting_foreach_batch
-from scenarios.agg_watermark_append import GROUP, SOURCE, aggregate
+from scenarios.agg_watermark_append import GROUP, aggregate
 from scenarios.base import OracleContext, Scenario, SinkContext
+from scenarios.presets import EVENT_TIME
 from scenarios.sinks._sql import column_types, decode_sqlite, encode_row
 from scenarios.sinks.sqlite_upsert import connect
 
@@ -162,11 +163,7 @@ SCENARIO = Scenario(
     transform=aggregate,
     attach_sink=attach_sink,
     read_output=read_output,
-    partitions=1,
-    rows_per_offset=2,
-    max_rows_per_batch=20,
-    rows_per_round=(20, 40),
     identity=GROUP,
     oracle=final_aggregates,
-    source_overrides=SOURCE,
+    **EVENT_TIME,
 )

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from scenarios.agg_watermark_append import NO_DATA_BATCHES_OFF, READ_POINTS, SOURCE
-from scenarios.base import OracleContext, Scenario, parquet_file_sink, read_parquet_output
+from scenarios.base import OracleContext, Scenario
+from scenarios.presets import EVENT_TIME, STATEFUL_FILE_SINK
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -65,16 +65,9 @@ SCENARIO = Scenario(
     name="dedup_stream",
     summary="dropDuplicates(key, value % 3, 10 s slot) with watermark -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=READ_POINTS,
     transform=dedup,
-    attach_sink=parquet_file_sink,
-    read_output=read_parquet_output,
-    partitions=1,
-    rows_per_offset=2,
-    max_rows_per_batch=20,
-    rows_per_round=(20, 40),
     identity=DEDUP_KEY,
     oracle=distinct_keys,
-    source_overrides=SOURCE,
-    confs=NO_DATA_BATCHES_OFF,
+    **EVENT_TIME,
+    **STATEFUL_FILE_SINK,
 )

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scenarios.agg_watermark_append import NO_DATA_BATCHES_OFF, READ_POINTS, SOURCE
-from scenarios.base import Scenario, parquet_file_sink, read_parquet_output
+from scenarios.base import Scenario
 from scenarios.dedup_stream import DEDUP_KEY, distinct_keys, with_dedup_columns
+from scenarios.presets import EVENT_TIME, STATEFUL_FILE_SINK
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -48,16 +48,9 @@ SCENARIO = Scenario(
     name="dedup_within_watermark",
     summary="dropDuplicatesWithinWatermark(key, value % 3, 10 s slot) -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=READ_POINTS,
     transform=dedup_within_watermark,
-    attach_sink=parquet_file_sink,
-    read_output=read_parquet_output,
-    partitions=1,
-    rows_per_offset=2,
-    max_rows_per_batch=20,
-    rows_per_round=(20, 40),
     identity=DEDUP_KEY,
     oracle=distinct_keys,
-    source_overrides=SOURCE,
-    confs=NO_DATA_BATCHES_OFF,
+    **EVENT_TIME,
+    **STATEFUL_FILE_SINK,
 )

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from scenarios.base import Scenario, parquet_file_sink, read_parquet_output
+from scenarios.base import Scenario
+from scenarios.presets import FILE_SINK
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -45,6 +46,5 @@ SCENARIO = Scenario(
         "after_commit_logged",
     ),
     transform=transform,
-    attach_sink=parquet_file_sink,
-    read_output=read_parquet_output,
+    **FILE_SINK,
 )

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from scenarios.base import Scenario, parquet_file_sink, read_parquet_output
+from scenarios.base import Scenario
 from scenarios.file_sink_stateless import transform
 from scenarios.foreachbatch_append_naive import SCENARIO as APPEND_NAIVE
+from scenarios.presets import FILE_SINK
 from scenarios.sources import FileDirectory
 
 #: Reached by the checkpoint watcher (SIGKILL only). The file sink's ``sink.commit.after`` (a watcher on
@@ -34,9 +35,8 @@ SCENARIO = Scenario(
     guarantee="exactly-once",
     kill_points=WATCHED_POINTS,
     transform=transform,
-    attach_sink=parquet_file_sink,
-    read_output=read_parquet_output,
     source=FileDirectory("json"),
+    **FILE_SINK,
 )
 
 NAIVE_APPEND = dataclasses.replace(

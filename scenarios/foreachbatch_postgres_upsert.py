@@ -27,6 +27,7 @@ from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.base import Scenario, SinkContext
 from scenarios.file_sink_stateless import transform
 from scenarios.foreachbatch_sqlite_upsert import FOREACH_BATCH_POINTS
+from scenarios.presets import PYTHON_SINK
 from scenarios.sinks.pg_cluster import throwaway_postgres
 from scenarios.sinks.postgres_upsert import read_postgres, upsert_into_postgres
 
@@ -58,11 +59,9 @@ SCENARIO = Scenario(
     summary="map/filter -> foreachBatch upsert into PostgreSQL keyed by batch id (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=FOREACH_BATCH_POINTS,
-    sink_steps=True,
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_output,
-    max_rows_per_batch=20,
-    rows_per_round=(30, 50),
     resource=throwaway_postgres,
+    **PYTHON_SINK,
 )

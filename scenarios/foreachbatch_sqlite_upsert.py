@@ -27,6 +27,7 @@ from fault_injectors.plan import ALL_CRASH_POINTS
 from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.base import Scenario, SinkContext
 from scenarios.file_sink_stateless import transform
+from scenarios.presets import PYTHON_SINK
 from scenarios.sinks.sqlite_upsert import read_sqlite, upsert_into_sqlite
 
 if TYPE_CHECKING:
@@ -55,10 +56,8 @@ SCENARIO = Scenario(
     summary="map/filter -> foreachBatch upsert into SQLite keyed by batch id (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=FOREACH_BATCH_POINTS,
-    sink_steps=True,
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_output,
-    max_rows_per_batch=20,
-    rows_per_round=(30, 50),
+    **PYTHON_SINK,
 )

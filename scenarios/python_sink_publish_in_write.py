@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from scenarios.base import Scenario, SinkContext
 from scenarios.file_sink_stateless import transform
+from scenarios.presets import PYTHON_SINK
 from scenarios.python_sink_transactional import PYTHON_SINK_POINTS, crash_injecting_sink
 from scenarios.sinks.publish_in_write import read_published
 
@@ -48,10 +49,8 @@ SCENARIO = Scenario(
     summary="map/filter -> Python sink publishing rows in write() (expected: duplicates on replay)",
     guarantee="at-least-once",
     kill_points=PYTHON_SINK_POINTS,
-    sink_steps=True,
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_output,
-    max_rows_per_batch=20,
-    rows_per_round=(30, 50),
+    **PYTHON_SINK,
 )

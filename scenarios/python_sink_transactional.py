@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from fault_injectors.plan import ALL_CRASH_POINTS
 from scenarios.base import Scenario, SinkContext
 from scenarios.file_sink_stateless import transform
+from scenarios.presets import PYTHON_SINK
 from scenarios.sinks.transactional import read_visible
 
 if TYPE_CHECKING:
@@ -73,10 +74,8 @@ SCENARIO = Scenario(
     summary="map/filter -> Python sink staging in write(), publishing in commit() (expected: exactly-once)",
     guarantee="exactly-once",
     kill_points=PYTHON_SINK_POINTS,
-    sink_steps=True,
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_output,
-    max_rows_per_batch=20,
-    rows_per_round=(30, 50),
+    **PYTHON_SINK,
 )

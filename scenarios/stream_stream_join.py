@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from scenarios.agg_watermark_append import NO_DATA_BATCHES_OFF, READ_POINTS
-from scenarios.base import Scenario, parquet_file_sink, read_parquet_output
+from scenarios.base import Scenario
+from scenarios.presets import STATEFUL_FILE_SINK
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -64,15 +64,12 @@ SCENARIO = Scenario(
     name="stream_stream_join",
     summary="inner join p0 x p1 on key, |dt| <= 5 s, watermarks -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=READ_POINTS,
     transform=join,
-    attach_sink=parquet_file_sink,
-    read_output=read_parquet_output,
     partitions=2,
     rows_per_offset=1,
     max_rows_per_batch=20,
     rows_per_round=(15, 30),
     identity=PAIR,
     source_overrides={"num_keys": 6, "event_time_step_ms": 1_000, "disorder_ms": 2_000},
-    confs=NO_DATA_BATCHES_OFF,
+    **STATEFUL_FILE_SINK,
 )

@@ -19,24 +19,14 @@ from harness.sources.loading import LoadError
 from harness.verdict.check import INPUT_BATCH_COLUMN, locate_by_input
 from harness.verdict.checker import Anomaly, FaultRef
 from scenarios import Scenario, SourceConfig
-from scenarios.base import parquet_file_sink, read_parquet_output
+from tests.unit.test_sources import _scenario as scenario_with
 
 JSONL = "examples.connectors.jsonl_source:JsonlSource"
 CONTEXT = "examples.connectors._jsonl:log_context"
 
 
 def _scenario(source: PythonSource, **kw: Any) -> Scenario:
-    base: dict[str, Any] = {
-        "name": "t",
-        "summary": "t",
-        "guarantee": "exactly-once",
-        "kill_points": ("after_offsets_logged",),
-        "transform": lambda df: df,
-        "attach_sink": parquet_file_sink,
-        "read_output": read_parquet_output,
-        "source": source,
-    }
-    return Scenario(**{**base, **kw})
+    return scenario_with(source=source, **kw)
 
 
 def _run(input_dir: Path, checkpoint: Path) -> SourceRun:

@@ -25,7 +25,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType, Ti
 
 from fault_injectors.plan import CRASH_POINTS
 from scenarios import agg_update_naive as naive
-from scenarios import agg_watermark_append, agg_watermark_update, dedup_stream, dedup_within_watermark
+from scenarios import agg_watermark_append, agg_watermark_update, dedup_stream, dedup_within_watermark, presets
 from scenarios import stream_stream_join as ssj
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
@@ -134,7 +134,7 @@ def test_every_planned_point_can_fire_with_either_action_in_every_batch() -> Non
         # Only data batches (the ones the schedule predicts), each reaching every source hook; the file
         # sink's commit point is reached by the checkpoint watcher alone, which cannot raise.
         assert dict(sc.confs) == no_data_off, sc.name
-        assert set(sc.kill_points) == set(agg_watermark_append.READ_POINTS), sc.name
+        assert set(sc.kill_points) == set(presets.READ_POINTS), sc.name
     # No-data batches on: no source method runs inside them, foreachBatch does.
     update = agg_watermark_update.SCENARIO
     assert not update.confs and not set(update.kill_points) & IN_DATA_BATCHES_ONLY
