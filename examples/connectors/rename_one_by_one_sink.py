@@ -100,7 +100,7 @@ def read_back(path: str) -> list[dict[str, Any]]:
 
 
 def _scenario() -> Any:
-    from harness.conformance.sink_scenario import scenario_for
+    from harness.conformance import scenario_for
 
     return scenario_for(RenameOneByOneSink, read_back, name="rename_one_by_one_sink")
 

@@ -99,7 +99,7 @@ def read_back(path: str) -> list[dict[str, Any]]:
 
 
 def _scenarios() -> tuple[Any, Any]:
-    from harness.conformance.sink_scenario import scenario_for
+    from harness.conformance import scenario_for
 
     return (
         scenario_for(two_txn_sink, read_back, name="two_txn_foreach_batch"),
