@@ -128,7 +128,8 @@ def locate_by_input(
     """Name the batch of each anomaly no provenance located: the one batch whose input rows hold the anomaly's
     identity values (``input_batches``: identity columns + ``INPUT_BATCH_COLUMN``, see
     :meth:`harness.sources.PythonSource.input_batches`), with that batch's source offsets as
-    ``offset_range["source"] = [start, end]`` (JSON text) and the fault that preceded it. An identity read by
+    ``offset_range["source"] = [start, end]`` (JSON text; the first batch starts at ``initialOffset()``) and the
+    fault that preceded it. An identity read by
     several batches (a group key) stays unlocated: no one batch explains it."""
     import dataclasses
     import json
@@ -139,7 +140,10 @@ def locate_by_input(
     for i, batch_id in enumerate(input_batches.column(INPUT_BATCH_COLUMN).to_pylist()):
         batches_of.setdefault(tuple(col[i] for col in cols), set()).add(batch_id)
     offsets = {
-        r.batch_id: [json.dumps(r.start[0] if r.start else None), json.dumps(r.offsets.sources[0])]
+        r.batch_id: [
+            "initialOffset()" if not r.start or r.start[0] is None else json.dumps(r.start[0]),
+            json.dumps(r.offsets.sources[0]),
+        ]
         for r in records
         if r.offsets is not None and r.offsets.sources
     }

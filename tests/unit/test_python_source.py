@@ -106,4 +106,6 @@ def test_an_anomaly_is_located_in_the_one_batch_that_read_its_row(tmp_path: Path
     assert located[0].batch_id == 1 and located[0].offset_range == {"source": ['{"0": 2}', '{"0": 5}']}
     assert located[0].fault is not None and located[0].fault.history_index == 9
     assert located[1].batch_id is None  # read by two batches: no one batch explains it
+    first = locate_by_input([_anomaly({"line": 0})], table, read_batches(ckpt), faults)[0]
+    assert first.batch_id == 0 and first.offset_range == {"source": ["initialOffset()", '{"0": 2}']}
     assert located[2].batch_id is None  # no batch read it
