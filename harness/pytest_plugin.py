@@ -5,7 +5,7 @@ settings, the ``replayable`` source registered), ``replayable_source`` (a tap
 plus stream/batch readers of the deterministic source), ``chaos_run`` (runs a
 chaos campaign for the test's ``chaos`` marker and returns its result).
 Options (group ``harness``): ``--harness-seed``, ``--harness-profile``,
-``--harness-examples``, ``--harness-replay PATH``. A failed test that ran a
+``--harness-examples``, ``--harness-volume ROWS``, ``--harness-replay PATH``. A failed test that ran a
 campaign gets a "harness chaos" report section with the summary and the
 replay command. Failures are saved (bundle paths under
 ``.harness/failures``) and rerun first on the next run, before any new
@@ -40,6 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-seed", type=int, default=None, help="campaign seed (default: random, printed)")
     group.addoption("--harness-profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
     group.addoption("--harness-examples", type=int, default=None, help="override the number of examples")
+    group.addoption(
+        "--harness-volume", type=int, default=None, metavar="ROWS", help="rows per example (the marker's volume=)"
+    )
     group.addoption("--harness-replay", default=None, metavar="PATH", help="replay this bundle instead of a campaign")
 
 
@@ -126,6 +129,7 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
         opt = request.config.getoption
         profile = get_profile(opt("--harness-profile") or spec.get("profile"))
         profile = profile.with_examples(opt("--harness-examples") or spec.get("examples"))
+        profile = profile.with_volume(opt("--harness-volume") or spec.get("volume"))
         seed = opt("--harness-seed")
         seed = seed if seed is not None else spec.get("seed", random.SystemRandom().randrange(2**31))
         record = _failure_file(request.node.nodeid)

@@ -143,7 +143,11 @@ class Scenario:
     def batch_limit(self) -> int | None:
         """Offset units one batch may take, as the schedule predicts batches; ``None`` when the source
         takes everything available in one batch (the file source without ``maxFilesPerTrigger``)."""
-        return self.max_offsets_per_batch if self.source.limits_batches else None
+        return self.batch_limit_for(self.max_rows_per_batch)
+
+    def batch_limit_for(self, batch_rows: int) -> int | None:
+        """:attr:`batch_limit` when a run lets a batch take ``batch_rows`` rows (``RunSpec.batch_rows``)."""
+        return max(1, batch_rows // self.rows_per_offset) if self.source.limits_batches else None
 
     def source_config(self, seed: int) -> SourceConfig:
         return SourceConfig(

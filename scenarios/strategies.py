@@ -13,6 +13,7 @@ kills, so a minimal failing schedule is also cheap to replay.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 from hypothesis import strategies as st
@@ -29,7 +30,7 @@ TIMED_SHARE = 25
 #: A timed kill lands 0..TIMED_MAX_MS ms after ``offsets/N`` is written.
 TIMED_MAX_MS = 1500
 #: ``(seed, rows per round) -> {batch id: [(wrapper, partition, step count), ...]}``: a census of that data.
-StepCensus = Callable[[int, Sequence[Sequence[int]]], Mapping[int, Sequence[tuple[str, int | None, int]]]]
+StepCensus = Callable[[int, Sequence[Sequence[int]], int | None], Mapping[int, Sequence[tuple[str, int | None, int]]]]
 
 
 @st.composite
@@ -46,6 +47,7 @@ def chaos_specs(
     ref: str | None = None,
     steps: StepCensus | None = None,
     timed: bool = False,
+    volume: int | None = None,
 ) -> RunSpec:
     """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
     1..``max_faults`` faults (every example exercises a fault) at distinct (batch, point) pairs, each a hard kill
@@ -54,7 +56,7 @@ def chaos_specs(
     ``ref`` is how the spec names the scenario (default its name; a user's
     pipeline is named by import path, ``package.module:ATTRIBUTE``).
 
-    ``steps(seed, rows)`` gives, per batch id, each traced sink call of a fault-free run of that data as
+    ``steps(seed, rows, batch_rows)`` gives, per batch id, each traced sink call of a fault-free run of that data as
     ``(wrapper, partition, step count)`` (:class:`harness.chaos.census.CensusCache`). With it, a fault in a batch
     that has steps is a ``sink.step`` fault with probability :data:`STEP_SHARE`: a wrapper of the batch (each
     equally likely), a call of it, then ``k`` in ``1..count``, so it shrinks towards the first step. A batch
@@ -64,19 +66,29 @@ def chaos_specs(
     ``timed``: a fault that is not a step fault is a timed kill (``batch.time``, 0..:data:`TIMED_MAX_MS` ms after
     ``offsets/N``) with probability :data:`TIMED_SHARE`, at most one per batch. Shrinking moves it towards a
     named crash point (deterministic) and towards 0 ms. Without ``timed`` the draws are the same as before
-    timed kills existed, so a seed keeps its schedules."""
+    timed kills existed, so a seed keeps its schedules.
+
+    ``volume``: the drawn amounts are a shape, scaled by one factor ``k`` so the example adds at least ``volume``
+    rows, and a batch may take ``k`` times the scenario's ``max_rows_per_batch`` (``RunSpec.batch_rows``): the
+    batches, and so the faults drawn for them, are those of the shape, at ``k`` times the rows."""
     seed = draw(seeds if seeds is not None else st.integers(0, 2**16))
     lo, hi = scenario.rows_per_round
     rounds = draw(st.integers(1, max_rounds))
     rows = tuple(tuple(draw(st.integers(min(lo, 1), hi)) for _ in range(scenario.partitions)) for _ in range(rounds))
+    batch_rows = None
+    if volume is not None:
+        k = max(1, math.ceil(volume / max(1, sum(map(sum, rows)) * scenario.rows_per_offset)))
+        rows = tuple(tuple(n * k for n in r) for r in rows)
+        batch_rows = scenario.max_rows_per_batch * k
+    limit = scenario.batch_limit_for(batch_rows or scenario.max_rows_per_batch)
     available = {p: 0 for p in range(scenario.partitions)}
     predicted = []
     for r in rows:
         start = dict(available)
         available = {p: available[p] + r[p] for p in available}
-        predicted += plan_batches(start, available, scenario.batch_limit)
+        predicted += plan_batches(start, available, limit)
     faults: list[FaultRule] = []
-    step_calls = steps(seed, rows) if steps is not None and predicted else {}
+    step_calls = steps(seed, rows, batch_rows) if steps is not None and predicted else {}
     if predicted:
         n = draw(st.integers(min(1, max_faults), min(max_faults, len(predicted) * len(scenario.kill_points))))
         used: set[tuple[int, str]] = set()
@@ -127,6 +139,7 @@ def chaos_specs(
         seed,
         kills=0,
         rows=rows,
+        batch_rows=batch_rows,
         extra_faults=tuple(faults),
         nemesis=chosen_nemesis,
         master=master,

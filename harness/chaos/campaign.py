@@ -144,10 +144,10 @@ def run_campaign(
         CensusCache(scenario_name, pool, work_dir, say) if (scenario.sink_steps if steps is None else steps) else None
     )
 
-    def census_within_budget(seed_: int, rows: Any) -> Any:
+    def census_within_budget(seed_: int, rows: Any, batch_rows: int | None = None) -> Any:
         spent = shrinking_since and time.monotonic() - shrinking_since[0] > profile.shrink_budget_s
-        assume(not spent or census.has(seed_, rows))  # type: ignore[union-attr]
-        return census(seed_, rows)  # type: ignore[misc]
+        assume(not spent or census.has(seed_, rows, batch_rows))  # type: ignore[union-attr]
+        return census(seed_, rows, batch_rows)  # type: ignore[misc]
 
     strategy = chaos_specs(
         scenario,
@@ -159,6 +159,7 @@ def run_campaign(
         ref=scenario_name,
         steps=None if census is None else census_within_budget,
         timed=profile.timed_kills,
+        volume=profile.volume,
     )
 
     def play(spec: RunSpec) -> None:

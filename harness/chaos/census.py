@@ -79,11 +79,13 @@ def take_census(
     *,
     rounds: int | None = None,
     rows: Sequence[Sequence[int]] | None = None,
+    batch_rows: int | None = None,
     run_dir: Path | None = None,
     echo: Callable[[str], None] | None = None,
     pool: DriverPool | None = None,
 ) -> Census:
-    """Run ``scenario`` fault-free with a census and return it. The run directory is ``run_dir`` (kept), or a
+    """Run ``scenario`` fault-free with a census and return it (``batch_rows``: as ``RunSpec.batch_rows``). The
+    run directory is ``run_dir`` (kept), or a
     temp dir removed once the census is read. ``pool`` lends a running driver (a campaign's); without it the
     run starts its own. Raises :class:`CensusError` when the run gives no verdict (the message says why and
     where the run directory is, which is then kept)."""
@@ -96,6 +98,7 @@ def take_census(
         kills=0,
         rounds=rounds,
         rows=tuple(tuple(r) for r in rows) if rows is not None else None,
+        batch_rows=batch_rows,
         census=True,
     )
     outcome = run_spec(spec, root, echo=echo or (lambda m: None), pool=pool)
@@ -136,32 +139,37 @@ StepCalls = dict[int, list[tuple[str, int | None, int]]]
 class CensusCache:
     """Exact censuses for a campaign's drawn data, one fault-free run per distinct ``(seed, rows)``.
 
-    A census depends only on the scenario, the seed and the rows per round (the batches are predicted
+    A census depends only on the scenario, the seed, the rows per round and the rows a batch may take (the
+    batches are predicted
     from them and the sink is deterministic), so each is taken once, in the campaign's driver ``pool``.
     Calling the cache gives :data:`StepCalls`, what ``chaos_specs(steps=...)`` takes.
     """
 
     def __init__(self, scenario: str, pool: DriverPool, work_dir: Path, say: Callable[[str], None]) -> None:
         self.scenario, self.pool, self.work_dir, self.say = scenario, pool, work_dir, say
-        self._cache: dict[tuple[int, tuple[tuple[int, ...], ...]], StepCalls] = {}
+        self._cache: dict[tuple[int, tuple[tuple[int, ...], ...], int | None], StepCalls] = {}
         self.runs = 0
         self.seconds = 0.0
 
     @staticmethod
-    def _key(seed: int, rows: Sequence[Sequence[int]]) -> tuple[int, tuple[tuple[int, ...], ...]]:
-        return seed, tuple(tuple(r) for r in rows)
+    def _key(
+        seed: int, rows: Sequence[Sequence[int]], batch_rows: int | None
+    ) -> tuple[int, tuple[tuple[int, ...], ...], int | None]:
+        return seed, tuple(tuple(r) for r in rows), batch_rows
 
-    def has(self, seed: int, rows: Sequence[Sequence[int]]) -> bool:
+    def has(self, seed: int, rows: Sequence[Sequence[int]], batch_rows: int | None = None) -> bool:
         """Whether the census of this data was taken already."""
-        return self._key(seed, rows) in self._cache
+        return self._key(seed, rows, batch_rows) in self._cache
 
-    def __call__(self, seed: int, rows: Sequence[Sequence[int]]) -> StepCalls:
-        key = self._key(seed, rows)
+    def __call__(self, seed: int, rows: Sequence[Sequence[int]], batch_rows: int | None = None) -> StepCalls:
+        key = self._key(seed, rows, batch_rows)
         if key not in self._cache:
             self.runs += 1
             t0 = time.monotonic()
             run_dir = self.work_dir / f"census-{self.runs:04d}"
-            census = take_census(self.scenario, seed, rows=key[1], run_dir=run_dir, pool=self.pool)
+            census = take_census(
+                self.scenario, seed, rows=key[1], batch_rows=batch_rows, run_dir=run_dir, pool=self.pool
+            )
             shutil.rmtree(run_dir, ignore_errors=True)
             calls: StepCalls = {}
             for (wrapper, batch, partition), call in sorted(census.calls.items(), key=_order):

@@ -22,7 +22,8 @@ class Profile:
     the time spent shrinking a failure (each candidate is a full run).
     ``derandomize``: the campaign depends on its seed alone (no example
     database is replayed first), as CI needs. ``timed_kills``: also draw timed kills (``batch.time``), which
-    are not deterministic (a replay lands a few ms elsewhere), so only long unattended campaigns draw them."""
+    are not deterministic (a replay lands a few ms elsewhere), so only long unattended campaigns draw them.
+    ``volume``: rows per example (10^5..10^6 for volume campaigns)."""
 
     name: str
     examples: int
@@ -32,9 +33,15 @@ class Profile:
     derandomize: bool
     shrink_budget_s: float
     timed_kills: bool = False
+    #: Rows per example (the drawn amounts scaled up to it, batches with them; see ``chaos_specs``); ``None``:
+    #: the scenario's own small amounts (about 200 rows).
+    volume: int | None = None
 
     def with_examples(self, examples: int | None) -> Profile:
         return self if examples is None else replace(self, examples=examples)
+
+    def with_volume(self, volume: int | None) -> Profile:
+        return self if volume is None else replace(self, volume=volume)
 
 
 PROFILES: dict[str, Profile] = {

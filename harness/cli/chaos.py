@@ -30,6 +30,13 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
         "--option", dest="options", action="append", default=[], metavar="KEY=VALUE", help="with --source: an option"
     )
     p.add_argument("--examples", type=int, default=None, help="generated schedules to run (default: the profile's)")
+    p.add_argument(
+        "--volume",
+        type=int,
+        default=None,
+        metavar="ROWS",
+        help="rows per example: the drawn amounts and batches scaled up to it (e.g. 100000; default the profile's)",
+    )
     p.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
     p.add_argument("--profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
     p.add_argument("--nemesis", default="", metavar="A,B", help="checkpoint nemesis actions the schedules may use")
@@ -57,11 +64,13 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         return _cmd_chaos_source(args)
     try:
         get_scenario(args.scenario)
-        profile = get_profile(args.profile).with_examples(args.examples)
+        profile = get_profile(args.profile).with_examples(args.examples).with_volume(args.volume)
     except KeyError as exc:
         return _fail(str(exc.args[0]))
     if profile.examples < 1:
         return _fail("--examples must be >= 1")
+    if profile.volume is not None and profile.volume < 1:
+        return _fail("--volume must be >= 1 row")
     if args.workers < 1:
         return _fail("--workers must be >= 1")
     from harness.spark.connect import parse_remote
@@ -78,13 +87,15 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     keep = args.work_dir is not None
     if keep and args.work_dir.is_dir() and any(args.work_dir.iterdir()):
         return _fail(f"--work-dir {args.work_dir} is not empty (it holds an earlier campaign); give a new one")
-    work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix=f"harness-chaos-{args.scenario}-"))
+    label = args.scenario.replace(":", "-").replace("/", "-")
+    work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix=f"harness-chaos-{label}-"))
     print(
         f"chaos {args.scenario}: {profile.examples} example(s), seed {seed}, profile {profile.name}; work dir {work}\n"
         f"rerun: .venv/bin/python -m harness chaos {args.scenario} --examples {profile.examples} --seed {seed} "
         f"--profile {profile.name}"
         + (f" --master {master}" if master != "local[2]" else "")
-        + (f" --workers {args.workers}" if args.workers > 1 else ""),
+        + (f" --workers {args.workers}" if args.workers > 1 else "")
+        + (f" --volume {profile.volume}" if profile.volume is not None else ""),
         file=sys.stderr,
         flush=True,
     )
@@ -131,6 +142,7 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
             ("--master", args.master != "local[2]"),
             ("--nemesis", bool(args.nemesis)),
             ("--remote", bool(getattr(args, "remote", None))),
+            ("--volume", args.volume is not None),
         )
         if used
     ]

@@ -52,6 +52,21 @@ def _add_run(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--rounds", type=int, default=None, help="add-data/run rounds (default max(2, kills))")
     p.add_argument(
+        "--volume",
+        type=int,
+        default=None,
+        metavar="ROWS",
+        help="rows of input in all, spread evenly over rounds and partitions (e.g. 1000000)",
+    )
+    p.add_argument(
+        "--batch-rows",
+        type=int,
+        default=None,
+        metavar="ROWS",
+        help="rows a batch may take (fewer: more batches; default the scenario's, or about 2 batches a round with "
+        "--volume)",
+    )
+    p.add_argument(
         "--kill",
         action="append",
         type=parse_kill,
@@ -135,6 +150,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             nemesis=tuple(args.nemesis),
             command_timeout_s=args.timeout,
             census=args.census,
+            volume=args.volume,
+            batch_rows=args.batch_rows,
             **kw,
         )
         from harness.engine.schedule import build_schedule

@@ -120,7 +120,7 @@ class Driver:
             input_dir=str(paths.input),
             checkpoint=str(paths.checkpoint),
             fault_dir=str(paths.faults),
-            max_rows_per_batch=self.scenario.max_rows_per_batch,
+            max_rows_per_batch=self.spec.effective_batch_rows(self.scenario.max_rows_per_batch),
             write_points=self.scenario.source_write_points,
         )
 

@@ -57,12 +57,18 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
     ops: list[Op] = []
     predicted: list[tuple[Offsets, Offsets]] = []
     available: Offsets = {p: 0 for p in parts}
-    max_offsets = scenario.batch_limit
+    max_offsets = scenario.batch_limit_for(spec.effective_batch_rows(scenario.max_rows_per_batch))
+    volume = spec.volume_offsets(scenario.partitions, scenario.rows_per_offset)
     if spec.rows is not None and any(len(r) != scenario.partitions for r in spec.rows):
         raise ValueError(f"spec.rows must give {scenario.partitions} amounts per round (one per partition)")
     for r in range(spec.effective_rounds):
         lo, hi = scenario.rows_per_round
-        rows = dict(enumerate(spec.rows[r])) if spec.rows is not None else {p: rng.randint(lo, hi) for p in parts}
+        if spec.rows is not None:
+            rows = dict(enumerate(spec.rows[r]))
+        elif volume is not None:
+            rows = {p: volume for p in parts}
+        else:
+            rows = {p: rng.randint(lo, hi) for p in parts}
         start = dict(available)
         available = {p: available[p] + rows[p] for p in parts}
         predicted += plan_batches(start, available, max_offsets)

@@ -4,6 +4,7 @@ JSON round trip (the seed plus the spec reproduce the run)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,13 @@ class RunSpec:
     command_timeout_s: float = 300.0
     #: Record the steps of every call of the wrapped sink functions (``faults/census.jsonl``).
     census: bool = False
+    #: Rows of input over the whole run, spread evenly over its rounds and partitions (10^5..10^6 for volume
+    #: runs); replaces the scenario's seeded ``rows_per_round``. ``None``: the scenario's amounts.
+    volume: int | None = None
+    #: Rows one batch of the replayable source may take (its admission limit): fewer rows a batch means more
+    #: batches for the same data (a 60-batch run past the file sink's log compactions). ``None``: the
+    #: scenario's ``max_rows_per_batch``, or with ``volume`` about two batches per round.
+    batch_rows: int | None = None
 
     def __post_init__(self) -> None:
         if self.kills < 0:
@@ -45,6 +53,12 @@ class RunSpec:
             raise ValueError("rounds must be >= 1")
         if self.command_timeout_s <= 0:
             raise ValueError("command_timeout_s must be > 0")
+        if self.volume is not None and self.volume < 1:
+            raise ValueError(f"volume must be >= 1 row (got {self.volume})")
+        if self.batch_rows is not None and self.batch_rows < 1:
+            raise ValueError(f"batch_rows must be >= 1 row (got {self.batch_rows})")
+        if self.volume is not None and self.rows is not None:
+            raise ValueError("give either rows (per round and partition) or volume (rows in all), not both")
         inner = inner_master(self.master)
         local = inner == "local" or inner.startswith("local[")
         for rule in self.extra_faults:
@@ -65,6 +79,22 @@ class RunSpec:
         if self.rows is not None:
             return len(self.rows)
         return self.rounds if self.rounds is not None else max(2, self.kills)
+
+    def effective_batch_rows(self, scenario_max: int) -> int:
+        """Rows a batch may take in this run: ``batch_rows``; else with ``volume``, enough for about two batches
+        per round (at least ``scenario_max``); else the scenario's ``scenario_max``."""
+        if self.batch_rows is not None:
+            return self.batch_rows
+        if self.volume is not None:
+            return max(scenario_max, math.ceil(self.volume / (2 * self.effective_rounds)))
+        return scenario_max
+
+    def volume_offsets(self, partitions: int, rows_per_offset: int) -> int | None:
+        """With ``volume``: offset units each partition gets per round (the same in every round, at least 1),
+        so the run adds at least ``volume`` rows; ``None`` without ``volume``."""
+        if self.volume is None:
+            return None
+        return max(1, math.ceil(self.volume / (self.effective_rounds * partitions * rows_per_offset)))
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -98,6 +128,10 @@ class RunSpec:
             parts += ["--kill", kill_argument(r)]
         for name in self.nemesis:
             parts += ["--nemesis", name]
+        if self.volume is not None:
+            parts += ["--volume", str(self.volume)]
+        if self.batch_rows is not None:
+            parts += ["--batch-rows", str(self.batch_rows)]
         if self.master != DEFAULT_MASTER:
             parts += ["--master", self.master]
         if self.census:

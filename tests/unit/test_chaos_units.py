@@ -133,10 +133,13 @@ def test_bench_cold_design_starts_drivers_without_the_startup_trims(
     assert os.environ[ZIP_IMPORTS_ENV] == "1" and os.environ[cds.CDS_ENV] == "0"
 
 
-def _fake_census(seed: int, rows: object) -> dict[int, list[tuple[str, int | None, int]]]:
+def _fake_census(
+    seed: int, rows: object, batch_rows: int | None = None
+) -> dict[int, list[tuple[str, int | None, int]]]:
     """A census as CensusCache gives it: batch 2 has no traced call, odd batches a commit with 3 steps,
     every other batch a write per partition with 2 and 4 steps."""
-    n = len(build_schedule(RunSpec(NAIVE.name, seed, kills=0, rows=rows), NAIVE).predicted_batches)  # type: ignore[arg-type]
+    spec = RunSpec(NAIVE.name, seed, kills=0, rows=rows, batch_rows=batch_rows)  # type: ignore[arg-type]
+    n = len(build_schedule(spec, NAIVE).predicted_batches)
     return {b: [("commit", None, 3)] if b % 2 else [("write", 0, 2), ("write", 1, 4)] for b in range(n) if b != 2}
 
 
@@ -189,7 +192,7 @@ def test_a_batch_commit_is_drawn_as_often_as_all_its_write_tasks_together() -> N
     """Eight write() tasks and one commit() in every batch: the commit, where a sink publishes, gets about
     half of the step faults, not a ninth."""
 
-    def census(seed: int, rows: object) -> dict[int, list[tuple[str, int | None, int]]]:
+    def census(seed: int, rows: object, batch_rows: int | None = None) -> dict[int, list[tuple[str, int | None, int]]]:
         n = len(build_schedule(RunSpec(NAIVE.name, seed, kills=0, rows=rows), NAIVE).predicted_batches)  # type: ignore[arg-type]
         return {b: [("write", p, 3) for p in range(8)] + [("commit", None, 5)] for b in range(n)}
 
