@@ -129,7 +129,7 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
         opt = request.config.getoption
         profile = get_profile(opt("--harness-profile") or spec.get("profile"))
         profile = profile.with_examples(opt("--harness-examples") or spec.get("examples"))
-        profile = profile.with_volume(opt("--harness-volume") or spec.get("volume"))
+        profile = profile.with_volume(opt("--harness-volume") or spec.get("volume"), spec.get("batch_rows"))
         seed = opt("--harness-seed")
         seed = seed if seed is not None else spec.get("seed", random.SystemRandom().randrange(2**31))
         record = _failure_file(request.node.nodeid)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultRule
 from harness.engine.spec import RunSpec
+from harness.inspector.boundaries import compaction_batches
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
 
@@ -48,6 +49,7 @@ def chaos_specs(
     steps: StepCensus | None = None,
     timed: bool = False,
     volume: int | None = None,
+    batch_rows: int | None = None,
 ) -> RunSpec:
     """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
     1..``max_faults`` faults (every example exercises a fault) at distinct (batch, point) pairs, each a hard kill
@@ -70,16 +72,19 @@ def chaos_specs(
 
     ``volume``: the drawn amounts are a shape, scaled by one factor ``k`` so the example adds at least ``volume``
     rows, and a batch may take ``k`` times the scenario's ``max_rows_per_batch`` (``RunSpec.batch_rows``): the
-    batches, and so the faults drawn for them, are those of the shape, at ``k`` times the rows."""
+    batches, and so the faults drawn for them, are those of the shape, at ``k`` times the rows.
+    ``batch_rows``: the rows a batch may take instead (fewer: more batches for the same data; a long schedule
+    past the file sink's log compactions, whose batches are drawn as often as all the others together)."""
     seed = draw(seeds if seeds is not None else st.integers(0, 2**16))
     lo, hi = scenario.rows_per_round
     rounds = draw(st.integers(1, max_rounds))
     rows = tuple(tuple(draw(st.integers(min(lo, 1), hi)) for _ in range(scenario.partitions)) for _ in range(rounds))
-    batch_rows = None
+    explicit = batch_rows
     if volume is not None:
         k = max(1, math.ceil(volume / max(1, sum(map(sum, rows)) * scenario.rows_per_offset)))
         rows = tuple(tuple(n * k for n in r) for r in rows)
         batch_rows = scenario.max_rows_per_batch * k
+    batch_rows = explicit if explicit is not None else batch_rows
     limit = scenario.batch_limit_for(batch_rows or scenario.max_rows_per_batch)
     available = {p: 0 for p in range(scenario.partitions)}
     predicted = []
@@ -94,7 +99,7 @@ def chaos_specs(
         used: set[tuple[int, str]] = set()
         threshold = round((1.0 - hard_kill_ratio) * 100)
         for i in range(n):
-            batch = draw(st.integers(0, len(predicted) - 1))
+            batch = draw(_batch_ids(len(predicted)))
             calls = step_calls.get(batch) if (batch, STEP_POINT) not in used else None
             step = wrapper = None
             if calls and draw(st.integers(0, 99)) < STEP_SHARE:
@@ -144,6 +149,15 @@ def chaos_specs(
         nemesis=chosen_nemesis,
         master=master,
     )
+
+
+def _batch_ids(batches: int) -> st.SearchStrategy[int]:
+    """A batch id below ``batches``. From :data:`~harness.inspector.boundaries.COMPACT_INTERVAL` batches on, a
+    file-sink log compaction batch (where Spark rewrites its sink log) is drawn as often as any other batch id;
+    shorter schedules draw as before (a seed keeps its schedules)."""
+    anywhere = st.integers(0, batches - 1)
+    compactions = compaction_batches(batches)
+    return st.one_of(st.sampled_from(compactions), anywhere) if compactions else anywhere
 
 
 def describe_spec(spec: RunSpec) -> str:

@@ -75,6 +75,17 @@ def render_bench(doc: dict[str, Any]) -> str:
             f"  ... pooling only (over cold_trimmed)   {doc['examples_per_minute_ratio_pooling_only']:.2f}x",
             f"  ... worst case (a kill every example)  {doc['examples_per_minute_ratio_worst_case']:.2f}x",
         ]
+    if "volume" in doc:
+        lines.append("  whole runs (file_sink_stateless, no faults): rows  batches  run s  check s  peak RSS  run/bare")
+        for c in doc["volume"]["cells"]:
+            lines.append(
+                f"    {c['rows']:>9,} {c['batches']:>8} {c['run_s']:>6.1f} {c['check_s']:>8.1f} "
+                f"{c['peak_rss_mb']:>7.0f}M {c['run_ratio']:>8.2f}x"
+            )
+        lines.append(
+            f"  volume slopes per 10x rows             run {doc['volume_run_slope']:.2f}, check "
+            f"{doc['volume_check_slope']:.2f} (1.0 = linear)"
+        )
     lines.append(f"  peak RSS of the process tree           {doc['peak_rss_mb']:.0f} MiB")
     if "inspector_1000_s" in doc:
         lines.append(f"  inspector, 1,000-batch checkpoint      {s(doc['inspector_1000_s'])}")

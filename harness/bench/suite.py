@@ -31,6 +31,9 @@ all measured in the same run on the same machine.
   -> ``noop``, same rows per batch, same session.
 - ``check_slope``: how the verdict's time grows per 10x rows, 10^3 .. 10^6
   (:mod:`harness.bench.check`; 1.0 = linear), and ``check_1e6_s``;
+- ``volume_run_slope`` / ``volume_check_slope``: whole runs of 10^3 .. 10^6 rows in 10, 50 and 200 batches, their
+  run and check times, peak RSS and ratio to bare Spark writing the same rows in as many batches
+  (:mod:`harness.bench.volume`);
 - peak RSS of the whole process tree; the inspector's time on a 1,000-batch
   checkpoint.
 
@@ -43,7 +46,6 @@ from __future__ import annotations
 import os
 import statistics
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -55,6 +57,7 @@ from harness.bench.check import check_growth
 from harness.bench.files import file_source_batch
 from harness.bench.floor import FORMAT as FLOOR_FORMAT
 from harness.bench.floor import FloorDataSource
+from harness.bench.memory import MemorySampler
 from harness.bench.render import render_bench  # noqa: F401  (re-exported: the CLI imports it from here)
 from harness.bench.steps import batch_durations, step_tracing
 from harness.engine.history import read_history
@@ -67,49 +70,6 @@ from harness.spark.procs import TOKEN_PREFIX_ENV, new_token
 
 def stat(xs: list[float]) -> dict[str, float]:
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "n": len(xs)}
-
-
-class MemorySampler(threading.Thread):
-    """Peak summed RSS of this process, its descendants and every process whose
-    run token starts with ``token_prefix`` (killed drivers' orphans included)."""
-
-    def __init__(self, token_prefix: str, interval_s: float = 0.5) -> None:
-        super().__init__(daemon=True)
-        self.needle = f"HARNESS_RUN_TOKEN={token_prefix}".encode()
-        self.interval_s = interval_s
-        self.peak_mb = 0.0
-        self._halt = threading.Event()
-
-    def _sample(self) -> float:
-        me, parents, rss, tagged = os.getpid(), {}, {}, set()
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat_line = (entry / "stat").read_text()
-                fields = stat_line[stat_line.rindex(")") + 2 :].split()
-                parents[int(entry.name)] = int(fields[1])
-                rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-                if any(e.startswith(self.needle) for e in (entry / "environ").read_bytes().split(b"\0")):
-                    tagged.add(int(entry.name))
-            except (OSError, ValueError, IndexError):
-                continue
-        total = 0
-        for pid, size in rss.items():
-            p, hops = pid, 0
-            while p not in (me, 0, 1) and p in parents and hops < 64:
-                p, hops = parents[p], hops + 1
-            if p == me or pid in tagged:
-                total += size
-        return total / 2**20
-
-    def run(self) -> None:
-        while not self._halt.wait(self.interval_s):
-            self.peak_mb = max(self.peak_mb, self._sample())
-
-    def stop(self) -> float:
-        self._halt.set()
-        return self.peak_mb
 
 
 def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, Any]:
@@ -226,7 +186,7 @@ def inspector_1000(work: Path) -> dict[str, Any]:
 
 
 #: Sections of ``bench --only``.
-SECTIONS = ("steady", "restarts", "chaos", "inspector", "steps", "check")
+SECTIONS = ("steady", "restarts", "chaos", "inspector", "steps", "check", "volume")
 
 
 def run_bench(
@@ -264,6 +224,20 @@ def run_bench(
             echo("the verdict's cost, rows 10^3 .. 10^6 ...")
             doc["check"] = check_growth()
             doc["check_slope"], doc["check_1e6_s"] = doc["check"]["check_slope"], doc["check"]["check_1e6_s"]
+        if "volume" in only:
+            echo("whole runs as data and batches grow (rows 10^3 .. 10^6, 10/50/200 batches) ...")
+            from harness.bench.volume import ROWS, volume_growth
+
+            def sampler() -> MemorySampler:
+                started = MemorySampler(prefix)
+                started.start()
+                return started
+
+            doc["volume"] = volume_growth(work, sampler, rows=ROWS[:3] if quick else ROWS, echo=echo)
+            doc["volume_run_slope"], doc["volume_check_slope"] = (
+                doc["volume"]["run_slope"],
+                doc["volume"]["check_slope"],
+            )
     doc["peak_rss_mb"] = round(sampler.stop(), 1)
     if "steady" in doc:
         for key in (

@@ -160,6 +160,7 @@ def run_campaign(
         steps=None if census is None else census_within_budget,
         timed=profile.timed_kills,
         volume=profile.volume,
+        batch_rows=profile.batch_rows,
     )
 
     def play(spec: RunSpec) -> None:

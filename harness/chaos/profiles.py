@@ -23,7 +23,7 @@ class Profile:
     ``derandomize``: the campaign depends on its seed alone (no example
     database is replayed first), as CI needs. ``timed_kills``: also draw timed kills (``batch.time``), which
     are not deterministic (a replay lands a few ms elsewhere), so only long unattended campaigns draw them.
-    ``volume``: rows per example (10^5..10^6 for volume campaigns)."""
+    ``volume``: rows per example (10^5..10^6 for volume campaigns); ``batch_rows``: rows per batch."""
 
     name: str
     examples: int
@@ -36,12 +36,16 @@ class Profile:
     #: Rows per example (the drawn amounts scaled up to it, batches with them; see ``chaos_specs``); ``None``:
     #: the scenario's own small amounts (about 200 rows).
     volume: int | None = None
+    #: Rows a batch may take (fewer: more batches per example, past the file sink's log compactions); ``None``:
+    #: the scenario's (scaled with ``volume``).
+    batch_rows: int | None = None
 
     def with_examples(self, examples: int | None) -> Profile:
         return self if examples is None else replace(self, examples=examples)
 
-    def with_volume(self, volume: int | None) -> Profile:
-        return self if volume is None else replace(self, volume=volume)
+    def with_volume(self, volume: int | None, batch_rows: int | None = None) -> Profile:
+        sized = self if volume is None else replace(self, volume=volume)
+        return sized if batch_rows is None else replace(sized, batch_rows=batch_rows)
 
 
 PROFILES: dict[str, Profile] = {

@@ -37,6 +37,13 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
         metavar="ROWS",
         help="rows per example: the drawn amounts and batches scaled up to it (e.g. 100000; default the profile's)",
     )
+    p.add_argument(
+        "--batch-rows",
+        type=int,
+        default=None,
+        metavar="ROWS",
+        help="rows a batch may take (fewer: longer schedules; 10+ batches aim faults at file-sink log compactions)",
+    )
     p.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
     p.add_argument("--profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
     p.add_argument("--nemesis", default="", metavar="A,B", help="checkpoint nemesis actions the schedules may use")
@@ -64,13 +71,15 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         return _cmd_chaos_source(args)
     try:
         get_scenario(args.scenario)
-        profile = get_profile(args.profile).with_examples(args.examples).with_volume(args.volume)
+        profile = get_profile(args.profile).with_examples(args.examples).with_volume(args.volume, args.batch_rows)
     except KeyError as exc:
         return _fail(str(exc.args[0]))
     if profile.examples < 1:
         return _fail("--examples must be >= 1")
-    if profile.volume is not None and profile.volume < 1:
-        return _fail("--volume must be >= 1 row")
+    if (profile.volume is not None and profile.volume < 1) or (
+        profile.batch_rows is not None and profile.batch_rows < 1
+    ):
+        return _fail("--volume and --batch-rows must be >= 1 row")
     if args.workers < 1:
         return _fail("--workers must be >= 1")
     from harness.spark.connect import parse_remote
@@ -95,7 +104,8 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         f"--profile {profile.name}"
         + (f" --master {master}" if master != "local[2]" else "")
         + (f" --workers {args.workers}" if args.workers > 1 else "")
-        + (f" --volume {profile.volume}" if profile.volume is not None else ""),
+        + (f" --volume {profile.volume}" if profile.volume is not None else "")
+        + (f" --batch-rows {profile.batch_rows}" if profile.batch_rows is not None else ""),
         file=sys.stderr,
         flush=True,
     )
@@ -143,6 +153,7 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
             ("--nemesis", bool(args.nemesis)),
             ("--remote", bool(getattr(args, "remote", None))),
             ("--volume", args.volume is not None),
+            ("--batch-rows", args.batch_rows is not None),
         )
         if used
     ]

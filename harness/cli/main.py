@@ -301,7 +301,7 @@ def _register_bench() -> None:
             "--only",
             default=None,
             metavar="S[,S]",
-            help="measure only these sections: steady, restarts, chaos, inspector, steps (default: all)",
+            help="measure only these sections: steady, restarts, chaos, inspector, steps, check, volume (default: all)",
         )
 
     def handle(args: argparse.Namespace) -> int:

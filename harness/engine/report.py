@@ -67,7 +67,11 @@ def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
     lines = [summary_line(outcome)]
     if outcome.kills_fired:
         lines.append("faults fired:")
-        lines += [f"  #{k['history_index']} {k['description']}" for k in outcome.kills_fired]
+        lines += [
+            f"  #{k['history_index']} {k['description']}"
+            + (f" [{', '.join(k['boundaries'])} batch]" if k.get("boundaries") else "")
+            for k in outcome.kills_fired
+        ]
     if not outcome.spec.deterministic:
         lines.append(
             "  timed kill(s): NOT deterministic. A replay kills a few ms elsewhere and may not reproduce this run; "

@@ -30,6 +30,7 @@ from harness.engine.rundir import RunPaths
 from harness.engine.schedule import Schedule, build_schedule
 from harness.engine.spec import RunSpec
 from harness.inspector import latest_batch_id, summarize
+from harness.inspector.boundaries import batch_boundaries
 from harness.verdict.check import batches_json, check_run_dir
 from harness.verdict.checker import CheckResult
 from scenarios import get_scenario
@@ -122,6 +123,10 @@ class Runner:
             self._shutdown()
             self.history.close()
         outcome.kills_fired = self.conductor.kills_fired
+        sink_dir = self.paths.output if (self.paths.output / "_spark_metadata").is_dir() else None
+        for kill in outcome.kills_fired:  # which of Spark's maintenance boundaries each fault hit
+            if isinstance(kill.get("batch"), int):
+                kill["boundaries"] = batch_boundaries(self.paths.checkpoint, sink_dir, kill["batch"])
         outcome.batches = batches_json(self.paths.checkpoint)
         if outcome.verdict != "exactly-once":
             sink_dir = self.paths.output if (self.paths.output / "_spark_metadata").is_dir() else None

@@ -8,6 +8,7 @@ and ``python -m harness inspect``. See docs/inspector.md.
 
 from __future__ import annotations
 
+from harness.inspector.boundaries import COMPACT_INTERVAL, batch_boundaries, compaction_batches
 from harness.inspector.checkpoint import (
     BatchRecord,
     CheckpointError,
@@ -32,6 +33,7 @@ from harness.inspector.state import StateOperator, StateStore, read_state
 from harness.inspector.timeline import TimelineRow, build_timeline
 
 __all__ = [
+    "COMPACT_INTERVAL",
     "INVARIANTS",
     "BatchRecord",
     "CheckpointDiff",
@@ -50,8 +52,10 @@ __all__ = [
     "StateOperator",
     "StateStore",
     "TimelineRow",
+    "batch_boundaries",
     "batch_ids",
     "build_timeline",
+    "compaction_batches",
     "diff_snapshots",
     "inspect_checkpoint",
     "latest_batch_id",
