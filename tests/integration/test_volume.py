@@ -1,8 +1,9 @@
-"""Volume runs under real SIGKILLs (issue 13 point 1): the same scenarios at 10^5..10^6 rows.
+"""Volume and long runs under real SIGKILLs (issue 13 points 1 and 2).
 
 The heavy tier runs the acceptance pair at 10^6 rows (the file sink holds under 3 kills; the naive
 ``foreachBatch`` append is caught with its duplicates located in the killed batch). The default suite keeps
-one representative: 10^5 rows through the file sink with a kill, checked by the Arrow-side verdict."""
+one representative of both: 60,000 rows in 60 batches through the file sink, killed in two of its log's
+compaction batches, each fault named by the boundary it hit."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from harness.engine.pool import DriverPool
-from harness.engine.report import to_json
+from harness.engine.report import render_text, to_json
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec, parse_kill_argument
 from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
@@ -29,18 +30,24 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
 
 def _run(pool: DriverPool, run_dir: Path, spec: RunSpec) -> tuple[dict[str, Any], str]:
     log: list[str] = []
-    doc = to_json(run_spec(spec, run_dir=run_dir, echo=log.append, pool=pool))
-    return doc, "\n".join(log[-30:])
+    outcome = run_spec(spec, run_dir=run_dir, echo=log.append, pool=pool)
+    return to_json(outcome), "\n".join([*log[-30:], render_text(outcome)])
 
 
-def test_a_1e5_row_run_through_the_file_sink_holds_under_a_kill(pool: DriverPool, tmp_path: Path) -> None:
-    kill = parse_kill_argument("after_offsets_logged:3")
-    spec = RunSpec("file_sink_stateless", 2, kills=0, rounds=2, volume=100_000, batch_rows=20_000, extra_faults=(kill,))
+def test_a_60_batch_run_with_kills_in_compaction_batches_holds_and_names_them(pool: DriverPool, tmp_path: Path) -> None:
+    """60,000 rows in 60 batches of 1,000: past five compactions of the file sink's log (batches 9, 19, ...),
+    with a SIGKILL inside compaction batch 19 (mid-write) and one after compaction batch 39 committed."""
+    kills = tuple(parse_kill_argument(k) for k in ("sink.write.mid:19", "after_commit_logged:39"))
+    spec = RunSpec("file_sink_stateless", 2, kills=0, rounds=1, volume=60_000, batch_rows=1_000, extra_faults=kills)
     doc, log = _run(pool, tmp_path / "run", spec)
     assert doc["verdict"] == "exactly-once", log
-    assert [k["point"] for k in doc["kills_fired"]] == ["after_offsets_logged"], log
-    assert len(doc["batches"]) == 6, log  # 50,000 rows a round in batches of at most 20,000
-    assert doc["expected_rows"] == doc["observed_rows"] > 60_000  # the filter keeps about two thirds
+    assert len(doc["batches"]) == 60, log
+    assert [(k["point"], k["batch"], k["boundaries"]) for k in doc["kills_fired"]] == [
+        ("sink.write.mid", 19, ["file-sink log compaction"]),
+        ("after_commit_logged", 39, ["file-sink log compaction"]),
+    ], log
+    assert "[file-sink log compaction batch]" in log
+    assert doc["expected_rows"] == doc["observed_rows"] > 35_000  # the filter keeps about two thirds
 
 
 @pytest.mark.heavy
