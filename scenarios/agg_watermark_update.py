@@ -165,5 +165,6 @@ SCENARIO = Scenario(
     read_output=read_output,
     identity=GROUP,
     oracle=final_aggregates,
+    stateful=True,
     **EVENT_TIME,
 )

@@ -101,6 +101,10 @@ class Scenario:
     #: ``DataSourceStreamWriter``): chaos campaigns take a census of each drawn example's data and draw
     #: ``sink.step`` faults inside that code, as well as faults at the named points.
     sink_steps: bool = False
+    #: The query keeps state (aggregation, deduplication, join): chaos campaigns draw its state store, checkpoint
+    #: format version and shuffle partitions (``RunSpec.state_store`` / ``checkpoint_format`` /
+    #: ``shuffle_partitions``) as part of each example.
+    stateful: bool = False
     #: How the input reaches the query (:mod:`scenarios.sources`): the replayable source (default), the same
     #: with a user's schema and row function, Spark's file source over a directory the harness fills, or a
     #: user's Python ``DataSource`` fed through its context (:class:`harness.sources.PythonSource`).

@@ -43,7 +43,12 @@ EVENT_TIME: Preset = {
 #: The parquet file sink (append), read back through its ``_spark_metadata``.
 FILE_SINK: Preset = {"attach_sink": parquet_file_sink, "read_output": read_parquet_output}
 #: A stateful query into the parquet file sink, killed at every point the source reaches in a batch.
-STATEFUL_FILE_SINK: Preset = {**FILE_SINK, "kill_points": READ_POINTS, "confs": NO_DATA_BATCHES_OFF}
+STATEFUL_FILE_SINK: Preset = {
+    **FILE_SINK,
+    "kill_points": READ_POINTS,
+    "confs": NO_DATA_BATCHES_OFF,
+    "stateful": True,
+}
 #: A sink of Python code (a ``foreachBatch`` function or a ``DataSourceStreamWriter`` in a ``crash_injecting``
 #: wrapper): campaigns draw ``sink.step`` faults inside it; batches of at most 20 rows, 30-50 offsets a round.
 PYTHON_SINK: Preset = {"sink_steps": True, "max_rows_per_batch": 20, "rows_per_round": (30, 50)}

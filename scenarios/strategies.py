@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from hypothesis import strategies as st
 
 from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultRule
-from harness.engine.spec import RunSpec
+from harness.engine.spec import CHECKPOINT_FORMATS, STATE_STORES, RunSpec
 from harness.inspector.boundaries import compaction_batches
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
@@ -139,6 +140,7 @@ def chaos_specs(
     chosen_nemesis: tuple[str, ...] = ()
     if nemesis and draw(st.booleans()):
         chosen_nemesis = (draw(st.sampled_from(list(nemesis))),)
+    axes = draw(state_axes()) if scenario.stateful else {}
     return RunSpec(
         ref or scenario.name,
         seed,
@@ -146,9 +148,25 @@ def chaos_specs(
         rows=rows,
         batch_rows=batch_rows,
         extra_faults=tuple(faults),
+        **axes,
         nemesis=chosen_nemesis,
         master=master,
     )
+
+
+@st.composite
+def state_axes(draw: st.DrawFn) -> dict[str, Any]:
+    """A stateful example's state store (:data:`~harness.engine.spec.STATE_STORES`), checkpoint format version
+    (one the store supports) and shuffle partitions (1..3). Drawn after everything else, so a seed keeps the rest
+    of its schedule; each shrinks towards Spark's defaults (HDFS-backed, version 1, the session's 2 partitions)."""
+    store = draw(st.sampled_from(list(STATE_STORES)))
+    fmt = draw(st.sampled_from(CHECKPOINT_FORMATS[store]))
+    partitions = draw(st.sampled_from((2, 1, 3)))
+    return {
+        "state_store": None if store == "hdfs" else store,
+        "checkpoint_format": None if fmt == 1 else fmt,
+        "shuffle_partitions": None if partitions == 2 else partitions,
+    }
 
 
 def _batch_ids(batches: int) -> st.SearchStrategy[int]:
@@ -164,5 +182,6 @@ def describe_spec(spec: RunSpec) -> str:
     """One line: rounds, rows and faults of a drawn spec."""
     rows = " ".join("+".join(map(str, r)) for r in spec.rows or ())
     faults = "; ".join(r.describe() for r in spec.extra_faults) or "no faults"
+    axes = f"; state {spec.axes()}" if spec.state_store or spec.checkpoint_format or spec.shuffle_partitions else ""
     nem = f"; nemesis {', '.join(spec.nemesis)}" if spec.nemesis else ""
-    return f"seed {spec.seed}, {spec.effective_rounds} round(s) [{rows}], {faults}{nem}"
+    return f"seed {spec.seed}, {spec.effective_rounds} round(s) [{rows}], {faults}{nem}{axes}"

@@ -261,6 +261,26 @@ def replay_bundle_campaign(bundle: Path, profile: Profile, work_dir: Path) -> Ca
     return result
 
 
+def axes_exercised(result: CampaignResult) -> dict[str, Counter[str]]:
+    """How often each state-store axis value ran (stateful scenarios; empty otherwise)."""
+    if not result.examples or not get_scenario(result.scenario).stateful:
+        return {}
+    specs = [r.spec for r in result.examples]
+    return {
+        "store": Counter(s.state_store or "hdfs" for s in specs),
+        "format": Counter(f"v{s.checkpoint_format or 1}" for s in specs),
+        "partitions": Counter(f"{s.shuffle_partitions or 2}p" for s in specs),
+    }
+
+
+def _axes_line(result: CampaignResult) -> list[str]:
+    axes = axes_exercised(result)
+    if not axes:
+        return []
+    text = "; ".join(", ".join(f"{k} x{v}" for k, v in sorted(c.items())) for c in axes.values())
+    return [f"  state axes        {text}"]
+
+
 def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
     """The final table: a summary line, counts, fault points exercised, the minimal failure's rows side by
     side (chispa; ``color`` for a terminal), and the replay command."""
@@ -283,6 +303,7 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
         f"  examples run      {n} ({', '.join(f'{v} {k}' for k, v in sorted(verdicts.items()))})",
         f"  faults fired      {sum(points.values())} ({fired or '-'})",
         f"  driver starts     {result.driver_starts} (JVMs; soft faults reuse the running one)",
+        *_axes_line(result),
         *(
             [f"  step censuses     {result.census_runs} fault-free run(s), {result.census_s:.0f} s (sink.step faults)"]
             if result.census_runs
@@ -297,6 +318,8 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
         f"--seed {result.seed} --profile {result.profile.name}"
         + (f" --workers {result.workers}" if result.workers > 1 else "")
         + (f" --master {result.master}" if result.master != "local[2]" else "")
+        + (f" --volume {result.profile.volume}" if result.profile.volume is not None else "")
+        + (f" --batch-rows {result.profile.batch_rows}" if result.profile.batch_rows is not None else "")
     )
     anomalies = (result.failure_report or {}).get("anomalies", []) if result.failure else []
     lines += campaign_tail(anomalies, result.bundle, rerun, color=color)

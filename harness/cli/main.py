@@ -67,6 +67,16 @@ def _add_run(p: argparse.ArgumentParser) -> None:
         "--volume)",
     )
     p.add_argument(
+        "--state-store",
+        default=None,
+        choices=("hdfs", "rocksdb", "rocksdb-changelog"),
+        help="state store of a stateful query (default Spark's, HDFS-backed)",
+    )
+    p.add_argument(
+        "--checkpoint-format", type=int, default=None, choices=(1, 2), help="state checkpoint format version"
+    )
+    p.add_argument("--shuffle-partitions", type=int, default=None, metavar="N", help="state store partitions")
+    p.add_argument(
         "--kill",
         action="append",
         type=parse_kill,
@@ -152,6 +162,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             census=args.census,
             volume=args.volume,
             batch_rows=args.batch_rows,
+            state_store=args.state_store,
+            checkpoint_format=args.checkpoint_format,
+            shuffle_partitions=args.shuffle_partitions,
             **kw,
         )
         from harness.engine.schedule import build_schedule

@@ -134,7 +134,7 @@ class Driver:
             watcher.stop()
 
     def _run_query(self) -> dict[str, Any]:
-        apply_run_confs(self.spark, self.scenario.confs)
+        apply_run_confs(self.spark, {**self.scenario.confs, **self.spec.state_confs()})
         stream = self.scenario.source.stream(self.spark, self.source_run)
         writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
         try:

@@ -13,6 +13,23 @@ from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultPlanError, FaultR
 from harness.spark.connect import inner_master
 from harness.spark.session import DEFAULT_MASTER
 
+_PROVIDERS = "org.apache.spark.sql.execution.streaming.state."
+#: State-store axes of a stateful query (issue 13): the provider, as a run names it, and the confs it sets.
+STATE_STORES: dict[str, dict[str, str]] = {
+    "hdfs": {"spark.sql.streaming.stateStore.providerClass": _PROVIDERS + "HDFSBackedStateStoreProvider"},
+    "rocksdb": {
+        "spark.sql.streaming.stateStore.providerClass": _PROVIDERS + "RocksDBStateStoreProvider",
+        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "false",
+    },
+    "rocksdb-changelog": {
+        "spark.sql.streaming.stateStore.providerClass": _PROVIDERS + "RocksDBStateStoreProvider",
+        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+    },
+}
+#: Checkpoint format versions of the state stores (2: state files named by unique ids, listed in ``commits/N``),
+#: per store: Spark supports version 2 for RocksDB only.
+CHECKPOINT_FORMATS: dict[str, tuple[int, ...]] = {"hdfs": (1,), "rocksdb": (1, 2), "rocksdb-changelog": (1, 2)}
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -45,6 +62,12 @@ class RunSpec:
     #: batches for the same data (a 60-batch run past the file sink's log compactions). ``None``: the
     #: scenario's ``max_rows_per_batch``, or with ``volume`` about two batches per round.
     batch_rows: int | None = None
+    #: State store of a stateful query (a key of :data:`STATE_STORES`); ``None``: Spark's default (HDFS-backed).
+    state_store: str | None = None
+    #: The state stores' checkpoint format version (:data:`CHECKPOINT_FORMATS`); ``None``: Spark's default (1).
+    checkpoint_format: int | None = None
+    #: ``spark.sql.shuffle.partitions`` of the query (the number of state store partitions); ``None``: 2.
+    shuffle_partitions: int | None = None
 
     def __post_init__(self) -> None:
         if self.kills < 0:
@@ -57,6 +80,17 @@ class RunSpec:
             raise ValueError(f"volume must be >= 1 row (got {self.volume})")
         if self.batch_rows is not None and self.batch_rows < 1:
             raise ValueError(f"batch_rows must be >= 1 row (got {self.batch_rows})")
+        if self.state_store is not None and self.state_store not in STATE_STORES:
+            raise ValueError(f"state store {self.state_store!r} is not one of {', '.join(STATE_STORES)}")
+        if self.checkpoint_format is not None:
+            allowed = CHECKPOINT_FORMATS[self.state_store or "hdfs"]
+            if self.checkpoint_format not in allowed:
+                raise ValueError(
+                    f"checkpoint format {self.checkpoint_format} is not supported by the "
+                    f"{self.state_store or 'hdfs'} state store (it supports {', '.join(map(str, allowed))})"
+                )
+        if self.shuffle_partitions is not None and self.shuffle_partitions < 1:
+            raise ValueError(f"shuffle_partitions must be >= 1 (got {self.shuffle_partitions})")
         if self.volume is not None and self.rows is not None:
             raise ValueError("give either rows (per round and partition) or volume (rows in all), not both")
         inner = inner_master(self.master)
@@ -79,6 +113,20 @@ class RunSpec:
         if self.rows is not None:
             return len(self.rows)
         return self.rounds if self.rounds is not None else max(2, self.kills)
+
+    def state_confs(self) -> dict[str, str]:
+        """The runtime SQL confs of the state-store axes this run sets (empty: Spark's and the session's)."""
+        confs = dict(STATE_STORES[self.state_store]) if self.state_store else {}
+        if self.checkpoint_format is not None:
+            confs["spark.sql.streaming.stateStore.checkpointFormatVersion"] = str(self.checkpoint_format)
+        if self.shuffle_partitions is not None:
+            confs["spark.sql.shuffle.partitions"] = str(self.shuffle_partitions)
+        return confs
+
+    def axes(self) -> str:
+        """The state-store axes as a short label (``hdfs/v1/2p``), Spark's defaults named."""
+        store = self.state_store or "hdfs"
+        return f"{store}/v{self.checkpoint_format or 1}/{self.shuffle_partitions or 2}p"
 
     def effective_batch_rows(self, scenario_max: int) -> int:
         """Rows a batch may take in this run: ``batch_rows``; else with ``volume``, enough for about two batches
@@ -132,6 +180,12 @@ class RunSpec:
             parts += ["--volume", str(self.volume)]
         if self.batch_rows is not None:
             parts += ["--batch-rows", str(self.batch_rows)]
+        if self.state_store is not None:
+            parts += ["--state-store", self.state_store]
+        if self.checkpoint_format is not None:
+            parts += ["--checkpoint-format", str(self.checkpoint_format)]
+        if self.shuffle_partitions is not None:
+            parts += ["--shuffle-partitions", str(self.shuffle_partitions)]
         if self.master != DEFAULT_MASTER:
             parts += ["--master", self.master]
         if self.census:

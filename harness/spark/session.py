@@ -109,14 +109,25 @@ def _connect_session(app_name: str, master: str, confs: Mapping[str, str]) -> Sp
 
 #: Runtime SQL confs the last query of this process set for its scenario.
 _SCENARIO_CONFS: set[str] = set()
+#: The session's own values of the keys a run's confs replaced (restored when a later run does not set them).
+_SESSION_VALUES: dict[str, str] = {}
 
 
 def apply_run_confs(spark: SparkSession, confs: Mapping[str, str]) -> None:
-    """Set ``confs`` for the next query, first unsetting what the previous run's query set
-    (a driver serves many runs in turn)."""
+    """Set ``confs`` for the next query, first restoring what the previous run's query set (a driver serves many
+    runs in turn): a key the session had before (e.g. ``spark.sql.shuffle.partitions`` of :data:`DEFAULT_CONFS`)
+    gets that value back, any other is unset."""
     for key in _SCENARIO_CONFS - set(confs):
-        spark.conf.unset(key)
+        before = _SESSION_VALUES.pop(key, None)
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
     for key, value in confs.items():
+        if key not in _SCENARIO_CONFS and key not in _SESSION_VALUES:
+            before = spark.conf.get(key, None)
+            if before is not None:
+                _SESSION_VALUES[key] = before
         spark.conf.set(key, value)
     _SCENARIO_CONFS.clear()
     _SCENARIO_CONFS.update(confs)
