@@ -3,7 +3,9 @@
 ``bundle.json`` holds the spec (seed, data per round, every fault rule,
 nemesis, master, confs), the schedule as printed, the fault plan, versions
 (harness, PySpark, Python, Java), the verdict with its anomaly list and the
-inspector summary; ``row_diff.txt`` shows the anomalous keys' rows (chispa's table, plain text); the
+inspector summary; ``row_diff.txt`` shows the anomalous keys' rows (chispa's table, plain text);
+``timeline.html`` draws the run (drivers, batches, kills, anomalies linked to their batches;
+:mod:`harness.timeline.page`); the
 run directory's history, ledger, driver logs and
 checkpoint are copied beside it. ``python -m harness replay BUNDLE`` reruns
 the spec from scratch and compares verdict and anomalies. A bundle with a
@@ -26,6 +28,7 @@ from typing import Any
 from fault_injectors.plan import TIMED_POINT
 from harness.engine.outcome import RunOutcome
 from harness.engine.spec import RunSpec
+from harness.timeline.page import BUNDLE_PAGE, write_outcome_page
 from harness.verdict.rowdiff import DIFF_FILE, row_diff
 
 BUNDLE_FILE = "bundle.json"
@@ -97,6 +100,7 @@ def write_bundle(outcome: RunOutcome, dest: Path, report: dict[str, Any]) -> Pat
     diff = row_diff(report["anomalies"])
     if diff:
         (dest / DIFF_FILE).write_text(diff + "\n")
+    write_outcome_page(dest / BUNDLE_PAGE, outcome, run_dir=dest)
     return dest
 
 

@@ -9,6 +9,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from fault_injectors.nemesis import NEMESES
 from harness.spark.connect import add_remote_argument
@@ -234,6 +235,9 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundle", type=Path, help="a bundle directory (or its bundle.json)")
     p.add_argument("--times", type=int, default=1, help="replay this many times (default 1)")
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the last replay's result as JSON")
+    p.add_argument(
+        "--html", type=Path, default=None, metavar="PATH", help="draw the last replay's timeline as an HTML page"
+    )
     add_color_argument(p)
 
 
@@ -275,7 +279,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     with DriverPool(logs, spec.master, spec.confs) as pool:  # one driver for every replay, as a campaign has
         for i in range(1, args.times + 1):
             try:
-                outcome = run_spec(spec, echo=lambda m: None, pool=pool)
+                last = i == args.times
+                outcome = run_spec(spec, echo=lambda m: None, pool=pool, finished=html_writer(args.html, last))
             except HarnessError as exc:
                 return _fail(f"{exc} (driver logs in {logs})")
             doc = to_json(outcome)
@@ -300,6 +305,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     # A timed kill's bundle: a partial reproduction is what it promises; a violation reproduced once is real.
     print(f"{rate} (timed kill: not deterministic, a rate below {args.times}/{args.times} is expected)")
     return 1 if reproduced and recorded["verdict"] == "violated" else code
+
+
+def html_writer(path: Path | None, wanted: bool = True) -> Any:
+    """A ``run_spec(finished=...)`` hook that draws the run's timeline page to ``path`` (``None``: no hook)."""
+    if path is None or not wanted:
+        return None
+
+    def write(outcome: Any) -> None:
+        from harness.timeline.page import write_outcome_page
+
+        print(f"timeline: {write_outcome_page(path, outcome)}", file=sys.stderr)
+
+    return write
 
 
 def _fail(message: str) -> int:

@@ -104,6 +104,9 @@ def _add_run(p: argparse.ArgumentParser) -> None:
         help="damage the checkpoint after the last round (no query running); repeatable",
     )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
+    p.add_argument(
+        "--html", type=Path, default=None, metavar="PATH", help="draw the run's timeline as an HTML page here"
+    )
     add_color_argument(p)
     p.add_argument(
         "--run-dir",
@@ -178,7 +181,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     print(f"seed {seed}; replay: {spec.replay_command()}", file=sys.stderr, flush=True)
     try:
-        outcome = run_spec(spec, args.run_dir, standby=args.standby)
+        from harness.cli.chaos import html_writer
+
+        outcome = run_spec(spec, args.run_dir, standby=args.standby, finished=html_writer(args.html))
     except HarnessError as exc:
         return _fail(str(exc))
     print(render_text(outcome, color=use_color(sys.stdout, args.no_color)))

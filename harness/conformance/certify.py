@@ -24,7 +24,7 @@ from typing import Any
 from harness.conformance.certify_runs import Row, measure_sink, measure_source
 from harness.conformance.documented import DOCUMENTED, REPLAYABLE
 from harness.conformance.guarantees import satisfies
-from harness.conformance.timeline import Timeline, anomaly_counts, build_timeline
+from harness.timeline.story import Timeline, anomaly_counts, build_timeline
 
 SOURCE_KILLS = ("after_offsets_logged", "after_commit_logged")
 

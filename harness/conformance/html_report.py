@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.conformance.timeline import Timeline
-from harness.conformance.timeline_svg import esc, timeline_svg
+from harness.timeline.page import CHECK_SCRIPT, CSS, LEGEND
+from harness.timeline.story import Timeline
+from harness.timeline.svg import esc, timeline_svg
 
 STATUS_STYLE = {
     "agrees": ("agrees", "ok"),
@@ -27,39 +28,6 @@ STATUS_STYLE = {
     "contradicts": ("CONTRADICTS documentation", "bad"),
     "not measured": ("not measured", "none"),
 }
-CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1f2328;background:#fff}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 4px}.meta{color:#57606a;font-size:13px}
-table.summary{border-collapse:collapse;margin-top:14px;font-size:13px}
-table.summary th,table.summary td{border:1px solid #d0d7de;padding:5px 9px;text-align:left;vertical-align:top}
-table.summary th{background:#f6f8fa}.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600}
-.ok{background:#dafbe1;color:#116329}.soft{background:#fff8c5;color:#7d4e00}.bad{background:#ffebe9;color:#a40e26}
-.none{background:#eaeef2;color:#57606a}.cite{color:#57606a;font-size:11px}.run{margin-bottom:8px}
-.scroll{overflow-x:auto;border:1px solid #d0d7de;border-radius:6px;padding:6px;background:#fcfcfd}
-.legend{font-size:12px;color:#57606a;margin-top:6px}.legend span{margin-right:14px}
-.sw{display:inline-block;width:11px;height:11px;border-radius:2px;vertical-align:-1px;margin-right:4px;border:1px solid}
-.notes{font-size:12px;margin:6px 0 0 0;padding-left:18px}
-"""
-CHECK_SCRIPT = """
-(function(){var bad=[];document.querySelectorAll('svg.timeline').forEach(function(svg){
-var w=svg.viewBox.baseVal.width,lanes={};svg.querySelectorAll('text.lbl').forEach(function(t){
-var b=t.getBBox();if(b.x<-1||b.x+b.width>w+1){bad.push(svg.id+': '+t.textContent+' leaves the picture')}
-var k=t.getAttribute('data-lane');(lanes[k]=lanes[k]||[]).push([b,t.textContent])});
-Object.keys(lanes).forEach(function(k){var l=lanes[k];for(var i=0;i<l.length;i++)for(var j=i+1;j<l.length;j++){
-var a=l[i][0],c=l[j][0];if(a.x<c.x+c.width-1&&c.x<a.x+a.width-1&&a.y<c.y+c.height-1&&c.y<a.y+a.height-1)
-bad.push(svg.id+': "'+l[i][1]+'" overlaps "'+l[j][1]+'"')}})});
-document.body.setAttribute('data-layout-check',bad.length?bad.join(' | '):'ok')})();
-"""
-
-
-LEGEND = (
-    '<div class="legend"><span><i class="sw" style="background:#e6f4ea;border-color:#2e7d32"></i>committed once</span>'
-    '<span><i class="sw" style="background:#fff1d6;border-color:#bc4c00"></i>hit by a kill, replayed</span>'
-    '<span><i class="sw" style="background:#ffebe9;border-color:#cf222e"></i>rows lost or duplicated</span>'
-    '<span><i class="sw" style="background:#eaeef2;border-color:#8c959f"></i>never committed</span>'
-    "<span>\u2715 / \u25bc = a SIGKILL of the driver at the named crash point, placed left (planning) to right "
-    "(after the commit log); \u201clate\u201d = it landed after commits/N</span></div>"
-)
 
 
 def summary_table(rows: Sequence[Mapping[str, Any]]) -> str:

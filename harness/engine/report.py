@@ -9,6 +9,7 @@ fault that preceded it (history index) and the row as ``field=value``;
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.verdict.checker import KINDS, Anomaly
@@ -135,5 +136,7 @@ def campaign_tail(anomalies: list[dict[str, Any]], bundle: object, rerun: str, *
     diff = row_diff(anomalies, color=color)
     if diff:
         lines.append(diff)
+    if bundle and (Path(str(bundle)) / "timeline.html").exists():
+        lines.append(f"timeline: {Path(str(bundle)) / 'timeline.html'}")
     lines.append(f"replay: .venv/bin/python -m harness replay {bundle}" if bundle else f"rerun: {rerun}")
     return lines

@@ -216,8 +216,10 @@ def run_spec(
     echo: Callable[[str], None] | None = None,
     standby: bool = False,
     pool: DriverPool | None = None,
+    finished: Callable[[RunOutcome], None] | None = None,
 ) -> RunOutcome:
     """Run ``spec`` in ``run_dir`` (kept) or a temp dir (removed on a pass, kept otherwise);
+    ``finished(outcome)`` runs while the run directory still exists (e.g. to draw its timeline);
     ``standby`` keeps a warm second driver ready to take over after a hard kill. ``pool`` lends a running
     driver (left open; its master and confs must be the spec's); without it the run starts its own."""
     if echo is None:
@@ -237,6 +239,8 @@ def run_spec(
                 outcome = Runner(spec, paths, echo, pool=own).execute()
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if finished is not None:
+        finished(outcome)
     if run_dir is None and outcome.verdict == "exactly-once":
         shutil.rmtree(root, ignore_errors=True)
         outcome.kept_run_dir = False

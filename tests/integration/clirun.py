@@ -48,3 +48,43 @@ def harness_json(json_path: Path, *args: str) -> tuple[int, dict[str, Any], str]
 def leftover_processes() -> list[int]:
     """Live processes of any run started through :func:`harness`."""
     return pids_with_token(TOKEN_PREFIX, prefix=True)
+
+
+#: Where Debian's ``chromium`` package puts the browser (``apt-get install -y chromium``).
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def chromium(html: Path, work: Path, *mode: str) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium on ``html`` with ``mode`` (``--dump-dom``, ``--screenshot=PATH``); a profile in ``work``."""
+    profile = work / f"profile-{uuid.uuid4().hex[:8]}"
+    profile.mkdir(parents=True)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--window-size=1400,2000",
+    ]
+    return subprocess.run([str(CHROMIUM), *flags, *mode, html.as_uri()], capture_output=True, text=True, timeout=180)
+
+
+def assert_renders(html: Path, work: Path, *texts: str) -> str:
+    """Render a timeline page in headless Chromium: its labels neither leave their picture nor overlap, and every
+    one of ``texts`` is on the page. Returns the DOM. Skips (as a missing component) without Chromium: call it
+    after a test's own assertions."""
+    import pytest
+
+    from tests.ci_skips import missing
+
+    if not CHROMIUM.exists():
+        pytest.skip(missing("headless Chromium not installed (apt-get install -y chromium)"))
+    dom = chromium(html, work, "--dump-dom").stdout
+    assert 'data-layout-check="ok"' in dom, f"{html}: labels leave the picture or overlap: " + dom[:300]
+    absent = [t for t in texts if t not in dom]
+    assert not absent, f"{html}: {absent} not on the page"
+    return dom

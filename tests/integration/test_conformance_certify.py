@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.ci_skips import missing
-from tests.integration.clirun import harness, leftover_processes
-
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.integration.clirun import CHROMIUM, chromium, harness, leftover_processes
 
 
 @pytest.fixture(scope="module")
@@ -69,36 +65,18 @@ def test_timelines_hold_batches_kills_and_restarts(certified: dict[str, Any]) ->
     assert memory["failures"] and "recovering from checkpoint" in memory["failures"][0]["message"]
 
 
-def _chromium(html: Path, work: Path, *mode: str) -> subprocess.CompletedProcess[str]:
-    profile = work / f"profile-{mode[0].strip('-').split('=')[0]}"
-    profile.mkdir()
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--window-size=1400,2000",
-    ]
-    return subprocess.run([str(CHROMIUM), *flags, *mode, html.as_uri()], capture_output=True, text=True, timeout=180)
-
-
 @pytest.mark.skipif(
     not CHROMIUM.exists(), reason=missing("headless Chromium not installed (apt-get install -y chromium)")
 )
-def test_html_report_renders_in_headless_chromium(certified: dict[str, Any]) -> None:
+def test_html_report_renders_in_headlesschromium(certified: dict[str, Any]) -> None:
     html, work = certified["html"], certified["dir"]
     assert html.exists(), certified["err"]
-    dom = _chromium(html, work, "--dump-dom").stdout
+    dom = chromium(html, work, "--dump-dom").stdout
     assert 'data-layout-check="ok"' in dom, "labels leave the picture or overlap: " + dom[:300]
     assert dom.count('<svg class="timeline"') == 2
     for text in ("console sink", "memory sink", "stronger than documented", "sink.commit.after", "driver-", "batch 1"):
         assert text in dom
     shot = work / "report.png"
-    _chromium(html, work, f"--screenshot={shot}")
+    chromium(html, work, f"--screenshot={shot}")
     assert shot.exists() and shot.stat().st_size > 20_000
     shutil.rmtree(work / "profile-dump-dom", ignore_errors=True)

@@ -21,7 +21,7 @@ import pytest
 
 from harness.chaos.bundle import load_bundle
 from tests.integration import clirun
-from tests.integration.clirun import ROOT, harness, harness_json, leftover_processes
+from tests.integration.clirun import ROOT, assert_renders, harness, harness_json, leftover_processes
 
 EX = "examples/connectors"
 #: The Spark-free protocol checks: tested in test_conformance_cli.py and the unit tests; skipped here (a JVM each).
@@ -168,6 +168,11 @@ def test_chaos_finds_the_two_transaction_window_shrinks_to_one_step_and_replays(
     assert "step censuses" in log and "sink.step x" in log, log
     _spec, recorded = load_bundle(Path(doc["bundle"]))
     assert recorded["versions"]["pyspark"].startswith("4.3") and recorded["spec"]["extra_faults"][0]["step"] == step
-    rc, out, err = harness("replay", doc["bundle"], "--times", "3")
+    rc, out, err = harness("replay", doc["bundle"], "--times", "3", "--html", str(tmp_path / "replay.html"))
     assert rc == 1 and "reproduced 3/3 time(s)" in out, out + err[-2000:]
     assert leftover_processes() == []
+    # Both timelines: the bundle's own (timeline.html, named in the campaign's report) and the last replay's.
+    bundle_page = Path(doc["bundle"]) / "timeline.html"
+    assert f"timeline: {bundle_page}" in log
+    for page in (bundle_page, tmp_path / "replay.html"):
+        assert_renders(page, tmp_path, "duplicate", "fault #", "replay: ")

@@ -19,7 +19,7 @@ from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec
 from harness.spark.procs import TOKEN_PREFIX_ENV
 from harness.verdict.rowdiff import DIFF_FILE, HEADER
-from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
+from tests.integration.clirun import TOKEN_PREFIX, assert_renders, leftover_processes
 
 pytest_plugins = ["pytester"]
 
@@ -73,3 +73,7 @@ def test_failing_chaos_run_shows_rows_and_junit_properties(
     assert Path(props["bundle"]).parent == saved and (Path(props["bundle"]) / DIFF_FILE).exists()
     assert props["replay"] == f".venv/bin/python -m harness replay {props['bundle']}"
     assert leftover_processes() == []
+    # The failure section names the timeline page of the kept bundle; it draws the duplicated batch.
+    page = Path(props["bundle"]) / "timeline.html"
+    assert f"timeline: {page}" in section, section[-1500:]
+    assert_renders(page, tmp_path, "duplicate", "batch 0", "replay: ")

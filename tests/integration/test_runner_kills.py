@@ -16,7 +16,7 @@ from harness.engine.spec import RunSpec
 from harness.verdict.rowdiff import HEADER, MAX_KEYS
 from scenarios import get_scenario
 from scenarios.rowgen import SourceConfig
-from tests.integration.clirun import harness, leftover_processes
+from tests.integration.clirun import assert_renders, harness, leftover_processes
 
 
 @pytest.fixture(autouse=True)
@@ -46,6 +46,8 @@ def test_naive_foreach_batch_is_caught_with_named_duplicates(tmp_path: Path) -> 
         str(tmp_path / "r.json"),
         "--run-dir",
         str(run_dir),
+        "--html",
+        str(tmp_path / "run.html"),
     )
     assert rc == 1, out + err[-3000:]
     doc = json.loads((tmp_path / "r.json").read_text())
@@ -77,6 +79,10 @@ def test_naive_foreach_batch_is_caught_with_named_duplicates(tmp_path: Path) -> 
     for partition, offset in sorted((a["partition"], a["offset"]) for a in dupes)[:MAX_KEYS]:
         assert f"Row(partition={partition}, offset={offset}, seq=" in diff, diff
     assert "\x1b[" not in out
+    # The run's timeline page (run --html): the replayed batch, its duplicates linked to it, the fault, the replay.
+    page = (tmp_path / "run.html").read_text()
+    assert f'href="#run-batch-{replayed["batch"]}"' in page and f"duplicate ({len(dupes)})" in page
+    assert_renders(tmp_path / "run.html", tmp_path, f"batch {replayed['batch']}", "sink.commit.after", "replay: ")
 
 
 def test_same_seed_same_anomalies(tmp_path: Path) -> None:

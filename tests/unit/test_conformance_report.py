@@ -18,9 +18,9 @@ from harness.conformance.certify_scenarios import parse_console
 from harness.conformance.documented import DOCUMENTED
 from harness.conformance.html_report import render_html, timeline_svg
 from harness.conformance.results import CheckFailed, CheckResult, CheckSkipped, ConformanceReport, run_check
-from harness.conformance.timeline import Timeline, anomaly_counts, build_timeline
 from harness.engine.history import History
 from harness.inspector.synth import synth_checkpoint
+from harness.timeline.story import Timeline, anomaly_counts, build_timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -269,3 +269,21 @@ def test_late_kills_are_the_commit_after_kills_that_found_commits_written() -> N
     ]
     assert late_kills(fired) == ["sink.commit.after@1"]
     assert late_kills(fired[2:]) == []
+
+
+def test_a_runs_page_links_each_anomaly_to_its_batch_and_caps_the_rows(tmp_path: Path) -> None:
+    from harness.timeline.page import write_run_page
+
+    anomalies = [
+        {"kind": "duplicate", "batch_id": 1, "observed_count": 2, "expected_count": 1, "row": {"offset": n}}
+        for n in range(11)
+    ] + [{"kind": "lost", "batch_id": None, "observed_count": 0, "expected_count": 1, "row": {"offset": 99}}]
+    page = write_run_page(
+        tmp_path / "out" / "t.html", _run_dir(tmp_path), "a run", "violated", "summary <1>", anomalies, ["replay: x"]
+    ).read_text()
+    assert 'id="run-batch-1"' in page and page.count('href="#run-batch-1"') == 8  # 8 shown per kind
+    assert "... and 3 more" in page and "duplicate (11)" in page and "no batch" in page
+    assert "summary &lt;1&gt;" in page and "replay: x" in page and "data-layout-check" in page
+    assert not re.search(r"(src|href)=\"(https?:)?//", page), "the page must not load anything from the network"
+    empty = write_run_page(tmp_path / "e.html", tmp_path / "nothing", "none", "unknown", "m").read_text()
+    assert "no timeline: the run left no checkpoint" in empty

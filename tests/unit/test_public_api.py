@@ -38,7 +38,7 @@ def test_the_documented_example_runs_through_the_public_names() -> None:
     assert harness.FaultPlan(()).rules == ()
 
 
-SUBPACKAGES = ("bench", "chaos", "cli", "engine", "sources", "spark", "verdict")
+SUBPACKAGES = ("bench", "chaos", "cli", "engine", "sources", "spark", "timeline", "verdict")
 
 
 @pytest.mark.parametrize("package", SUBPACKAGES)

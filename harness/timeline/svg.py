@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fault_injectors.plan import CRASH_POINTS
-from harness.conformance.timeline import BatchBox, Timeline
+from harness.timeline.story import BatchBox, Timeline
 
 COL_W, LEFT, TOP = 160, 92, 10
 BOX_Y, BOX_H = TOP + 76, 84
@@ -73,12 +73,17 @@ def timeline_svg(tl: Timeline, svg_id: str) -> str:
     out += _driver_lane(tl, col, cols)
     out += _data_lane(tl, batches)
     for i, b in enumerate(batches):
-        out += _batch(b, LEFT + i * COL_W, tl.t0_ns)
+        out += _batch(b, LEFT + i * COL_W, tl.t0_ns, svg_id)
     out += _kill_lane(tl, col)
     if tl.failures:
         out += _failure(tl, LEFT + len(batches) * COL_W)
     out.append("</svg>")
     return "".join(out)
+
+
+def batch_anchor(svg_id: str, batch_id: int) -> str:
+    """The element id of batch ``batch_id``'s box in the picture ``svg_id`` (a page links anomalies to it)."""
+    return f"{svg_id}-batch-{batch_id}"
 
 
 def _failure(tl: Timeline, x: float) -> list[str]:
@@ -165,14 +170,15 @@ def _data_lane(tl: Timeline, batches: Sequence[BatchBox]) -> list[str]:
     return out
 
 
-def _batch(b: BatchBox, x: float, t0: int) -> list[str]:
+def _batch(b: BatchBox, x: float, t0: int, svg_id: str) -> list[str]:
     fill, stroke = _box_style(b)
     w, inner = COL_W - 16, COL_W - 28
     tip = f"batch {b.batch_id}: {b.start} -> {b.end}"
     if b.replayed:
         tip += f"; hit by a kill at {', '.join(b.kills)} and replayed"
     out = [
-        f'<rect x="{x + 8}" y="{BOX_Y}" width="{w}" height="{BOX_H}" rx="6" fill="{fill}" stroke="{stroke}" '
+        f'<rect id="{esc(batch_anchor(svg_id, b.batch_id))}" x="{x + 8}" y="{BOX_Y}" width="{w}" height="{BOX_H}" '
+        f'rx="6" fill="{fill}" stroke="{stroke}" '
         f'stroke-width="1.6"><title>{esc(tip)}</title></rect>',
         _label(x + 14, BOX_Y + 16, f"batch {b.batch_id}", "batches", inner, font_weight="700", fill=stroke),
         _label(x + 14, BOX_Y + 31, f"from {b.start if b.start != '-' else 'start'}", "b-from", inner),
