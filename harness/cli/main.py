@@ -239,11 +239,20 @@ def _register_inspect() -> None:
         from harness.inspector.cli import add_arguments
 
         add_arguments(p)
+        p.add_argument(
+            "--html", type=Path, default=None, metavar="PATH", help="draw the checkpoint's batches as an HTML page"
+        )
 
     def handle(args: argparse.Namespace) -> int:
         from harness.inspector.cli import run
 
-        return run(args)
+        code = run(args)
+        if args.html is not None and code in (0, 1) and args.target[0] != "diff":
+            from harness.timeline.page import write_checkpoint_page
+
+            page = write_checkpoint_page(args.html, Path(args.target[0]), args.sink_dir)
+            print(f"timeline: {page}", file=sys.stderr)
+        return code
 
     COMMANDS.setdefault("inspect", ("read and check a streaming checkpoint; `inspect diff A B`", add, handle))
 

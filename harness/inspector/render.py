@@ -35,7 +35,12 @@ def iso_ms(ms: int | None) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _row(r: TimelineRow) -> list[str]:
+#: Column headers of the timeline table (:func:`timeline_cells`).
+TIMELINE_HEADERS = ("batch", "status", "sources (start -> end)", "watermark", "timestamp", "state", "sink")
+
+
+def timeline_cells(r: TimelineRow) -> list[str]:
+    """One timeline row as text cells, in :data:`TIMELINE_HEADERS` order."""
     state = " ".join(f"op{c.operator_id}:v{c.version} {c.stores_with_version}/{c.stores}" for c in r.state)
     return [
         str(r.batch_id),
@@ -84,8 +89,7 @@ def render_text(report: InspectionReport, limit: int = 50) -> str:
             f"timeline ({len(rows)} of {len(report.timeline)} batches"
             + (", newest last):" if not hidden else f"; {hidden} older hidden, --limit 0 shows all):")
         )
-        headers = ["batch", "status", "sources (start -> end)", "watermark", "timestamp", "state", "sink"]
-        lines += ["  " + ln for ln in table(headers, [_row(r) for r in rows])]
+        lines += ["  " + ln for ln in table(list(TIMELINE_HEADERS), [timeline_cells(r) for r in rows])]
     lines += findings_text(report.violations, "violations")
     lines += findings_text(report.notes, "notes")
     return "\n".join(lines)

@@ -2,7 +2,8 @@
 anomalies), its anomalies' rows each linked to the batch that holds them, and the replay command.
 
 Self-contained HTML (inline CSS and SVG, no network), the same renderer as ``certify``'s report: written by
-``run --html``, ``replay --html`` and into every chaos bundle (``timeline.html``). A small inline script checks
+``run --html``, ``replay --html``, into every chaos bundle (``timeline.html``), and by ``inspect --html`` for a
+checkpoint alone. A small inline script checks
 in the browser that no label leaves its picture or overlaps another in its lane and records the result in
 ``<body data-layout-check>``.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from harness.engine.outcome import RunOutcome
 from harness.engine.report import summary_line, to_json
-from harness.timeline.story import Timeline, build_timeline
+from harness.timeline.story import Timeline, build_timeline, checkpoint_timeline
 from harness.timeline.svg import batch_anchor, esc, timeline_svg
 
 #: Rows shown per anomaly kind (the report's cap).
@@ -145,3 +146,24 @@ def write_outcome_page(
     return write_run_page(
         path, run_dir or outcome.paths.root, title, outcome.verdict, summary_line(outcome), anomalies, lines
     )
+
+
+def write_checkpoint_page(
+    path: str | os.PathLike[str], checkpoint: str | os.PathLike[str], sink_dir: str | os.PathLike[str] | None = None
+) -> Path:
+    """``inspect --html``: a checkpoint's batches drawn (offsets, commit times), then the inspector's timeline table
+    (status, offsets, watermark, timestamp, state versions per operator, sink files) and its findings."""
+    from harness.inspector import inspect_checkpoint
+    from harness.inspector.render import TIMELINE_HEADERS, timeline_cells
+
+    report = inspect_checkpoint(checkpoint, sink_dir)
+    timeline = checkpoint_timeline(checkpoint, f"checkpoint {checkpoint}", report.headline())
+    head = "".join(f"<th>{esc(h)}</th>" for h in TIMELINE_HEADERS)
+    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in timeline_cells(r)) + "</tr>" for r in report.timeline)
+    findings = [f.line() for f in (*report.violations, *report.notes)]
+    page = run_page(f"checkpoint {checkpoint}", report.headline(), timeline, (), findings)
+    table = f'<h2>batches</h2><table class="summary"><tr>{head}</tr>{body}</table>'
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page.replace("<script>", table + "<script>", 1), encoding="utf-8")
+    return out

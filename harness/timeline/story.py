@@ -134,6 +134,14 @@ def build_timeline(
     return tl
 
 
+def checkpoint_timeline(checkpoint: str | os.PathLike[str], title: str, verdict: str) -> Timeline:
+    """The timeline of a checkpoint alone (no run history): its batches, their offsets and commit times."""
+    tl = Timeline(title, verdict, 0)
+    tl.batches = _batches(Path(checkpoint), tl)
+    tl.t0_ns = min((b.planned_ns for b in tl.batches if b.planned_ns), default=0)
+    return tl
+
+
 def _end(tl: Timeline, name: str, t: int, how: str) -> None:
     for d in tl.drivers:
         if d.name == name and d.end_ns is None:

@@ -26,6 +26,7 @@ from harness.inspector.sinklog import uri_to_path
 from harness.inspector.spark_view import spark_state_view
 from harness.inspector.synth import write_with_crc
 from scenarios.admission import offsets_from_json, plan_batches
+from tests.integration.clirun import assert_renders
 
 END = {"0": 50, "1": 50}
 ROOT = Path(__file__).parents[2]
@@ -201,6 +202,14 @@ def test_offsets_v2_and_commits_v2_with_state_unique_ids(built: dict[str, Any]) 
         files = {(f.version, f.unique_id, f.kind) for s in op.stores if s.partition_id == part for f in s.files}
         assert (last + 1, ids[0], "zip") in files
     assert {r.kind for r in m.checksums.results} == {"hadoop", "spark"}  # RocksDB v2 writes JSON CRC32C sidecars
+
+
+def test_inspect_html_of_a_real_rocksdb_v2_checkpoint_renders(built: dict[str, Any], tmp_path: Path) -> None:
+    """``inspect --html``: the batches drawn, the table with watermarks and state versions, in headless Chromium."""
+    page = tmp_path / "v2.html"
+    assert main(["inspect", str(built["root"] / "v2"), "--html", str(page)]) == 0
+    last = inspect_checkpoint(built["root"] / "v2").model.commit_ids[-1]
+    assert_renders(page, tmp_path, f"batch {last}", "watermark", f"op0:v{last + 1}", "checkpoint OK")
 
 
 def test_summary_of_a_real_checkpoint(built: dict[str, Any]) -> None:

@@ -172,3 +172,15 @@ def test_benchmark_1000_batches(tmp_path: Path, capsys: pytest.CaptureFixture[st
     with capsys.disabled():
         print(f"\n[inspector benchmark] 1,001 batches + 2,000 state files + 2,000 sink files: {best:.2f} s (best of 3)")
     assert best < 10  # sanity bound only; the figure is printed (well under the 2 s target)
+
+
+def test_inspect_html_draws_the_checkpoints_batches_and_its_table(tmp_path: Path) -> None:
+    from harness.cli.main import main as harness_main
+    from harness.inspector.synth import synth_checkpoint
+
+    ckpt = synth_checkpoint(tmp_path / "ckpt", batches=4, committed=3, stateful=True, watermark_step_ms=1000)
+    assert harness_main(["inspect", str(ckpt), "--html", str(tmp_path / "c.html")]) in (0, 1)
+    page = (tmp_path / "c.html").read_text()
+    assert page.count('id="run-batch-') == 4 and "<th>watermark</th>" in page and "<th>state</th>" in page
+    assert "op0:v4" in page  # batch 3 writes state version 4
+    assert "data-layout-check" in page and "planned" in page
