@@ -7,12 +7,14 @@ compaction batches, each fault named by the boundary it hit."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fault_injectors.plan import FaultRule
 from harness.engine.pool import DriverPool
 from harness.engine.report import render_text, to_json
 from harness.engine.runner import run_spec
@@ -28,6 +30,10 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
     assert leftover_processes() == [], "a harness run left processes behind"
 
 
+def _kills(*texts: str) -> tuple[FaultRule, ...]:
+    return tuple(dataclasses.replace(parse_kill_argument(t), id=f"x{i + 1}") for i, t in enumerate(texts))
+
+
 def _run(pool: DriverPool, run_dir: Path, spec: RunSpec) -> tuple[dict[str, Any], str]:
     log: list[str] = []
     outcome = run_spec(spec, run_dir=run_dir, echo=log.append, pool=pool)
@@ -37,7 +43,7 @@ def _run(pool: DriverPool, run_dir: Path, spec: RunSpec) -> tuple[dict[str, Any]
 def test_a_60_batch_run_with_kills_in_compaction_batches_holds_and_names_them(pool: DriverPool, tmp_path: Path) -> None:
     """60,000 rows in 60 batches of 1,000: past five compactions of the file sink's log (batches 9, 19, ...),
     with a SIGKILL inside compaction batch 19 (mid-write) and one after compaction batch 39 committed."""
-    kills = tuple(parse_kill_argument(k) for k in ("sink.write.mid:19", "after_commit_logged:39"))
+    kills = _kills("sink.write.mid:19", "after_commit_logged:39")
     spec = RunSpec("file_sink_stateless", 2, kills=0, rounds=1, volume=60_000, batch_rows=1_000, extra_faults=kills)
     doc, log = _run(pool, tmp_path / "run", spec)
     assert doc["verdict"] == "exactly-once", log
@@ -61,8 +67,8 @@ def test_a_1e6_row_run_through_the_file_sink_holds_under_three_kills(pool: Drive
 
 @pytest.mark.heavy
 def test_a_1e6_row_naive_foreach_batch_append_is_caught(pool: DriverPool, tmp_path: Path) -> None:
-    kill = parse_kill_argument("sink.commit.after:1")
-    spec = RunSpec("foreachbatch_append_naive", 4, kills=0, rounds=2, volume=1_000_000, extra_faults=(kill,))
+    kills = _kills("sink.commit.after:1")
+    spec = RunSpec("foreachbatch_append_naive", 4, kills=0, rounds=2, volume=1_000_000, extra_faults=kills)
     doc, log = _run(pool, tmp_path / "run", spec)
     assert doc["verdict"] == "violated", log
     assert {a["kind"] for a in doc["anomalies"]} == {"duplicate"}, log
