@@ -228,16 +228,13 @@ def run_bench(
             echo("whole runs as data and batches grow (rows 10^3 .. 10^6, 10/50/200 batches) ...")
             from harness.bench.volume import ROWS, volume_growth
 
-            def sampler() -> MemorySampler:
+            def new_sampler() -> MemorySampler:
                 started = MemorySampler(prefix)
                 started.start()
                 return started
 
-            doc["volume"] = volume_growth(work, sampler, rows=ROWS[:3] if quick else ROWS, echo=echo)
-            doc["volume_run_slope"], doc["volume_check_slope"] = (
-                doc["volume"]["run_slope"],
-                doc["volume"]["check_slope"],
-            )
+            doc["volume"] = vol = volume_growth(work, new_sampler, rows=ROWS[:3] if quick else ROWS, echo=echo)
+            doc["volume_run_slope"], doc["volume_check_slope"] = vol["run_slope"], vol["check_slope"]
     doc["peak_rss_mb"] = round(sampler.stop(), 1)
     if "steady" in doc:
         for key in (

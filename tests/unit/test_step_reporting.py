@@ -65,3 +65,16 @@ def test_bench_table_shows_only_the_sections_measured() -> None:
         "step_census_overhead_ratio", ""
     ), "the steady section was not measured"
     assert "kill -> recovered" not in text and "chaos examples/min" not in text and "inspector" not in text
+
+
+def test_bench_volume_table_rows_and_slopes() -> None:
+    cell = {"rows": 1_000_000, "requested_batches": 200, "batches": 200, "run_s": 60.0, "check_s": 5.9}
+    doc = {
+        "volume": {"cells": [{**cell, "peak_rss_mb": 2048.4, "bare_s": 30.0, "run_ratio": 2.0}]},
+        "volume_run_slope": 0.05,
+        "volume_check_slope": 0.4,
+        "peak_rss_mb": 2100.0,
+    }
+    text = render_bench(doc)
+    assert "1,000,000      200   60.0      5.9    2048M     2.00x" in text, text
+    assert "volume slopes per 10x rows             run 0.05, check 0.40 (1.0 = linear)" in text
