@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from scenarios.base import Scenario
-from scenarios.presets import FILE_SINK
+from scenarios.presets import FILE_SINK, READ_POINTS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -36,15 +36,7 @@ SCENARIO = Scenario(
     name="file_sink_stateless",
     summary="stateless map/filter -> parquet file sink (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=(
-        "source.latest_offset",
-        "after_offsets_logged",
-        "source.read",
-        "sink.write.start",
-        "sink.write.mid",
-        "sink.write.end",
-        "after_commit_logged",
-    ),
+    kill_points=READ_POINTS,
     transform=transform,
     **FILE_SINK,
 )
