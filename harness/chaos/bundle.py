@@ -100,7 +100,10 @@ def write_bundle(outcome: RunOutcome, dest: Path, report: dict[str, Any]) -> Pat
     diff = row_diff(report["anomalies"])
     if diff:
         (dest / DIFF_FILE).write_text(diff + "\n")
-    write_outcome_page(dest / BUNDLE_PAGE, outcome, run_dir=dest)
+    try:
+        write_outcome_page(dest / BUNDLE_PAGE, outcome, run_dir=dest)
+    except Exception as exc:  # the bundle replays without its picture; say why it has none
+        (dest / "timeline.txt").write_text(f"timeline.html was not drawn: {type(exc).__name__}: {exc}\n")
     return dest
 
 

@@ -247,6 +247,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from harness.engine.report import render_text, summary_line, to_json
     from harness.engine.runner import HarnessError, run_spec
 
+    if args.html is not None and args.html.is_dir():
+        return _fail(f"--html {args.html} is a directory; give the path of the page to write")
     file = args.bundle / "bundle.json" if args.bundle.is_dir() else args.bundle
     try:
         kind = json.loads(file.read_text()).get("kind")
@@ -315,7 +317,12 @@ def html_writer(path: Path | None, wanted: bool = True) -> Any:
     def write(outcome: Any) -> None:
         from harness.timeline.page import write_outcome_page
 
-        print(f"timeline: {write_outcome_page(path, outcome)}", file=sys.stderr)
+        try:
+            print(f"timeline: {write_outcome_page(path, outcome)}", file=sys.stderr)
+        except Exception as exc:  # the run's verdict and report matter more than its picture
+            print(
+                f"harness: --html {path}: the timeline was not written ({type(exc).__name__}: {exc})", file=sys.stderr
+            )
 
     return write
 

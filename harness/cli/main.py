@@ -179,6 +179,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         build_schedule(spec, get_scenario(args.scenario))
     except (ValueError, FaultPlanError) as exc:
         return _fail(str(exc))
+    if args.html is not None and args.html.is_dir():
+        return _fail(f"--html {args.html} is a directory; give the path of the page to write")
     print(f"seed {seed}; replay: {spec.replay_command()}", file=sys.stderr, flush=True)
     try:
         from harness.cli.chaos import html_writer

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.inspector.state import _STATE_FILE, FULL_KINDS
+from harness.inspector.state import _STATE_FILE
 
 #: Spark's default ``spark.sql.streaming.fileSink.log.compactInterval`` (and the file source's).
 COMPACT_INTERVAL = 10
@@ -24,8 +24,10 @@ def batch_boundaries(
     checkpoint: str | os.PathLike[str], sink_dir: str | os.PathLike[str] | None, batch_id: int
 ) -> list[str]:
     """The boundaries batch ``batch_id`` was: :data:`FILE_SINK_COMPACTION` when the sink's log holds
-    ``_spark_metadata/<batch_id>.compact``; :data:`STATE_SNAPSHOT` when a state store holds a full copy (HDFS
-    ``.snapshot`` or RocksDB ``.zip``) at the batch's version (``batch_id + 1``). Unreadable parts count as none."""
+    ``_spark_metadata/<batch_id>.compact``; :data:`STATE_SNAPSHOT` when a state store holds a full copy at the
+    batch's version (``batch_id + 1``) between deltas: an HDFS ``.snapshot``, or a RocksDB ``.zip`` where the store
+    also writes changelogs (without changelog checkpointing every version is a ``.zip``, so none is a boundary).
+    Unreadable parts count as none."""
     found = []
     if sink_dir is not None and (Path(sink_dir) / "_spark_metadata" / f"{batch_id}.compact").exists():
         found.append(FILE_SINK_COMPACTION)
@@ -35,9 +37,12 @@ def batch_boundaries(
         names = [f.name for f in state.rglob("*") if f.is_file()] if state.is_dir() else []
     except OSError:
         names = []
+    # RocksDB without changelog checkpointing uploads a full copy (.zip) at every version: no boundary there.
+    changelog = any(name.endswith(".changelog") for name in names)
     for name in names:
         m = _STATE_FILE.match(name)
-        if m and int(m.group(1)) == version and m.group(3) in FULL_KINDS:
+        kind = m.group(3) if m else None
+        if m and int(m.group(1)) == version and (kind == "snapshot" or (kind == "zip" and changelog)):
             found.append(STATE_SNAPSHOT)
             break
     return found

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.inspector import CheckpointError, read_batches, read_source_logs
-from harness.verdict.checker import Anomaly, BatchSpan, CheckResult, FaultRef, check_exactly_once
+from harness.verdict.checker import Anomaly, BatchSpan, CheckResult, FaultRef, _norm, check_exactly_once
 from harness.verdict.multiset import rows_to_check
 from scenarios.admission import offsets_from_json
 from scenarios.filedir import parse_name
@@ -129,8 +129,9 @@ def locate_by_input(
     identity values (``input_batches``: identity columns + ``INPUT_BATCH_COLUMN``, see
     :meth:`harness.sources.PythonSource.input_batches`), with that batch's source offsets as
     ``offset_range["source"] = [start, end]`` (JSON text; the first batch starts at ``initialOffset()``) and the
-    fault that preceded it. An identity read by
-    several batches (a group key) stays unlocated: no one batch explains it."""
+    fault that preceded it; a duplicate or phantom row of a batch the checkpoint never committed is also reported
+    ``uncommitted-visible``, as for located rows. An identity read by several batches (a group key) stays
+    unlocated: no one batch explains it."""
     import dataclasses
     import json
 
@@ -138,7 +139,7 @@ def locate_by_input(
     batches_of: dict[tuple[Any, ...], set[int]] = {}
     cols = [input_batches.column(c).to_pylist() for c in names]
     for i, batch_id in enumerate(input_batches.column(INPUT_BATCH_COLUMN).to_pylist()):
-        batches_of.setdefault(tuple(col[i] for col in cols), set()).add(batch_id)
+        batches_of.setdefault(tuple(_norm(col[i]) for col in cols), set()).add(batch_id)
     offsets = {
         r.batch_id: [
             "initialOffset()" if not r.start or r.start[0] is None else json.dumps(r.start[0]),
@@ -147,9 +148,13 @@ def locate_by_input(
         for r in records
         if r.offsets is not None and r.offsets.sources
     }
+    uncommitted = {r.batch_id for r in records if r.offsets is not None and not r.committed}
     out = []
     for a in anomalies:
-        found = batches_of.get(tuple(a.row.get(c) for c in names), set()) if a.batch_id is None and a.row else set()
+        key = tuple(
+            _norm(a.row.get(c)) for c in names
+        )  # the checker's rows hold normalised values (timestamps as text)
+        found = batches_of.get(key, set()) if a.batch_id is None and a.row else set()
         if len(found) != 1:
             out.append(a)
             continue
@@ -157,7 +162,10 @@ def locate_by_input(
         before = [f for f in faults if f.batch_id is not None and f.batch_id <= batch]
         fault = max(before, key=lambda f: (f.batch_id, f.history_index)) if before else a.fault
         rng = {"source": offsets[batch]} if batch in offsets else None
-        out.append(dataclasses.replace(a, batch_id=batch, offset_range=rng, fault=fault))
+        located = dataclasses.replace(a, batch_id=batch, offset_range=rng, fault=fault)
+        out.append(located)
+        if a.kind in ("duplicate", "phantom") and batch in uncommitted:  # rows of a batch never committed
+            out.append(dataclasses.replace(located, kind="uncommitted-visible"))
     return out
 
 

@@ -38,9 +38,14 @@ def test_a_batch_is_named_by_the_files_its_boundaries_left(tmp_path: Path) -> No
     assert batch_boundaries(ckpt, sink, 9) == [FILE_SINK_COMPACTION]
     assert batch_boundaries(ckpt, sink, 10) == []  # 11.delta: an ordinary batch
     assert batch_boundaries(ckpt, sink, 19) == [STATE_SNAPSHOT]  # version 20 = batch 19
-    assert batch_boundaries(ckpt, None, 30) == [STATE_SNAPSHOT]  # RocksDB's full copy
+    assert batch_boundaries(ckpt, None, 30) == [STATE_SNAPSHOT]  # RocksDB's full copy between changelogs
     assert batch_boundaries(ckpt, None, 31) == []  # a changelog is not a full copy
     assert batch_boundaries(ckpt, None, 39) == [STATE_SNAPSHOT]  # checkpoint format v2 names
+    zips = tmp_path / "zips" / "state" / "0" / "0"
+    zips.mkdir(parents=True)
+    for v in (1, 2, 3):
+        (zips / f"{v}.zip").write_text("")
+    assert batch_boundaries(tmp_path / "zips", None, 1) == []  # RocksDB without changelogs: a .zip every version
     assert batch_boundaries(tmp_path / "missing", tmp_path / "missing", 9) == []
 
 

@@ -109,3 +109,19 @@ def test_an_anomaly_is_located_in_the_one_batch_that_read_its_row(tmp_path: Path
     first = locate_by_input([_anomaly({"line": 0})], table, read_batches(ckpt), faults)[0]
     assert first.batch_id == 0 and first.offset_range == {"source": ["initialOffset()", '{"0": 2}']}
     assert located[2].batch_id is None  # no batch read it
+
+
+def test_timestamp_identities_are_located_and_an_uncommitted_batch_is_named(tmp_path: Path) -> None:
+    import datetime as dt
+
+    from harness.verdict.checker import _norm
+
+    ckpt = _checkpoint(tmp_path, [{"0": 2}, {"0": 5}], committed=1)  # batch 1 planned, never committed
+    t = [dt.datetime(2024, 1, 1, 0, 0, s) for s in range(5)]
+    table = pa.table({"ts": t, INPUT_BATCH_COLUMN: [0, 0, 1, 1, 1]})
+    row = {"ts": _norm(t[3])}  # as the checker hands rows over: timestamps as text
+    (dup, visible) = locate_by_input([_anomaly(row)], table, read_batches(ckpt), [])
+    assert (dup.kind, dup.batch_id) == ("duplicate", 1) and (visible.kind, visible.batch_id) == (
+        "uncommitted-visible",
+        1,
+    )
