@@ -19,7 +19,6 @@ itself (a rate-like source) or be fixed by its options.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +125,7 @@ class PythonSource:
             records = read_batches(run.checkpoint)
         except (CheckpointError, OSError):
             return None
+        names = _column_names(source)
         columns: dict[str, list[Any]] = {}
         batch_ids: list[int] = []
         for rec in records:
@@ -138,7 +138,7 @@ class PythonSource:
             finally:
                 reader.stop()
             for row in rows:
-                record = _as_dict(row, source)
+                record = _as_dict(row, names)
                 for name in identity:
                     if name in record:
                         columns.setdefault(name, []).append(record[name])
@@ -148,33 +148,17 @@ class PythonSource:
             return None
         return pa.table({**{c: columns[c] for c in present}, INPUT_BATCH_COLUMN: batch_ids})
 
-    def batch_offsets(self, checkpoint: str | Path) -> dict[int, tuple[str, str]]:
-        """Per logged batch, its source ``[start, end)`` offsets as JSON text (for anomaly reports)."""
-        from harness.inspector import CheckpointError, read_batches
-
-        try:
-            records = read_batches(checkpoint)
-        except (CheckpointError, OSError):
-            return {}
-        out = {}
-        for rec in records:
-            if rec.offsets is not None and rec.offsets.sources:
-                start = rec.start[0] if rec.start else None
-                out[rec.batch_id] = (json.dumps(start), json.dumps(rec.offsets.sources[0]))
-        return out
-
     def describe(self) -> str:
         ctx = f" fed by {self.context}" if self.context else " (no context: its data arrives by itself)"
         return f"Python DataSource {self.source}{ctx}"
 
 
-def _as_dict(row: Any, source: SourceUnderTest) -> dict[str, Any]:
-    """One row of ``read()`` as ``{column: value}`` (tuples by the source's schema order)."""
+def _as_dict(row: Any, names: Sequence[str]) -> dict[str, Any]:
+    """One row of ``read()`` as ``{column: value}`` (tuples by ``names``, the source's schema order)."""
     if isinstance(row, dict):
         return row
     if hasattr(row, "asDict"):
         return dict(row.asDict())
-    names = _column_names(source)
     return dict(zip(names, row, strict=False)) if isinstance(row, tuple | list) else {names[0]: row}
 
 

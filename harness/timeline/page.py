@@ -81,10 +81,16 @@ def _anomaly_rows(anomalies: Sequence[Mapping[str, Any]], svg_id: str) -> str:
 
 
 def run_page(
-    title: str, meta: str, timeline: Timeline, anomalies: Sequence[Mapping[str, Any]] = (), lines: Iterable[str] = ()
+    title: str,
+    meta: str,
+    timeline: Timeline,
+    anomalies: Sequence[Mapping[str, Any]] = (),
+    lines: Iterable[str] = (),
+    extra_html: str = "",
 ) -> str:
     """The page of one run: ``meta`` under the title, the picture, ``anomalies`` (the JSON report's dicts) per
-    kind with links to their batches, then ``lines`` (the faults fired, the replay command) as a list."""
+    kind with links to their batches, then ``lines`` (the faults fired, the replay command) as a list, then
+    ``extra_html`` (already escaped)."""
     svg_id = "run"
     parts = [
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
@@ -100,6 +106,7 @@ def run_page(
     notes += list(lines)
     if notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    parts.append(extra_html)
     parts.append(f"<script>{CHECK_SCRIPT}</script></body></html>")
     return "".join(parts)
 
@@ -161,9 +168,9 @@ def write_checkpoint_page(
     head = "".join(f"<th>{esc(h)}</th>" for h in TIMELINE_HEADERS)
     body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in timeline_cells(r)) + "</tr>" for r in report.timeline)
     findings = [f.line() for f in (*report.violations, *report.notes)]
-    page = run_page(f"checkpoint {checkpoint}", report.headline(), timeline, (), findings)
     table = f'<h2>batches</h2><table class="summary"><tr>{head}</tr>{body}</table>'
+    page = run_page(f"checkpoint {checkpoint}", report.headline(), timeline, (), findings, extra_html=table)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page.replace("<script>", table + "<script>", 1), encoding="utf-8")
+    out.write_text(page, encoding="utf-8")
     return out
