@@ -44,6 +44,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--harness-volume", type=int, default=None, metavar="ROWS", help="rows per example (the marker's volume=)"
     )
     group.addoption("--harness-replay", default=None, metavar="PATH", help="replay this bundle instead of a campaign")
+    group.addoption(
+        "--harness-shard",
+        default=None,
+        metavar="I/N",
+        help="each chaos_run campaign runs only shard I of N of its examples (the N shards together run each once)",
+    )
+    group.addoption(
+        "--harness-database",
+        default=None,
+        metavar="DIR|redis://...",
+        help="Hypothesis example database the campaigns share across shards and reruns (failures replayed first)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -148,6 +160,9 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
                 record.unlink(missing_ok=True)  # the saved failure no longer reproduces
                 result = None
         work_dir = Path(tempfile.mkdtemp(prefix="chaos-", dir=tmp_path))  # a new one per call
+        shard = _shard_option(request.config)
+        if result is None and "source" in spec and shard is not None and shard.index != 1:
+            pytest.skip(f"a campaign over a source is not split into shards: shard 1/{shard.count} runs it whole")
         if result is None and "source" in spec:
             from harness.conformance.source_campaign import run_source_campaign
             from harness.conformance.source_schedule import SourceSubject, as_ref
@@ -164,6 +179,8 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
                 profile=profile,
                 work_dir=work_dir,
                 nemesis=tuple(spec.get("nemesis", ())),
+                shard=shard,
+                database=_database_option(request.config),
             )
         if result.bundle:
             result.bundle = _save_failure(record, request.node.nodeid, result.bundle)
@@ -175,6 +192,31 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
 
 
 RESULT_KEY = pytest.StashKey[Any]()
+
+
+def _shard_option(config: pytest.Config) -> Any:
+    """``--harness-shard I/N`` as a :class:`harness.chaos.shards.Shard` (``None`` without it); a usage error
+    naming the expected form otherwise."""
+    from harness.chaos.shards import Shard
+
+    text = config.getoption("--harness-shard")
+    try:
+        return Shard.parse(text) if text else None
+    except ValueError as exc:
+        raise pytest.UsageError(f"--harness-shard: {exc}") from None
+
+
+def _database_option(config: pytest.Config) -> Any:
+    """``--harness-database`` once it opens (``None`` without it); a usage error saying what is wrong otherwise."""
+    from harness.chaos.database import DatabaseError, open_database
+
+    where = config.getoption("--harness-database")
+    try:
+        if where:
+            open_database(where)
+        return where
+    except DatabaseError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _is_source_bundle(bundle: Path) -> bool:

@@ -8,12 +8,12 @@ from harness._lazy import lazy_exports
 
 #: Public name -> (module, attribute).
 _EXPORTS = {
-    "CampaignResult": ("harness.chaos.campaign", "CampaignResult"),
+    "CampaignResult": ("harness.chaos.result", "CampaignResult"),
     "Profile": ("harness.chaos.profiles", "Profile"),
     "chaos_state_machine": ("harness.chaos.statemachine", "chaos_state_machine"),
     "get_profile": ("harness.chaos.profiles", "get_profile"),
     "load_bundle": ("harness.chaos.bundle", "load_bundle"),
-    "render_campaign": ("harness.chaos.campaign", "render_campaign"),
+    "render_campaign": ("harness.chaos.result", "render_campaign"),
     "replay_bundle_campaign": ("harness.chaos.campaign", "replay_bundle_campaign"),
     "run_campaign": ("harness.chaos.campaign", "run_campaign"),
     "run_parallel_campaign": ("harness.chaos.parallel", "run_parallel_campaign"),

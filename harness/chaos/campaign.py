@@ -15,22 +15,23 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, assume, given, seed, settings
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis.database import ExampleDatabase
 
 from fault_injectors.plan import STEP_POINT, TIMED_POINT
 from harness.chaos.bundle import write_bundle
 from harness.chaos.census import CensusCache, CensusError
+from harness.chaos.database import campaign_key, describe_database, open_database, saved_failures
 from harness.chaos.profiles import Profile
+from harness.chaos.result import CampaignResult, ExampleRecord
+from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
 from harness.engine.outcome import RunOutcome
 from harness.engine.pool import DriverPool
-from harness.engine.report import campaign_tail, summary_line, to_json
+from harness.engine.report import summary_line, to_json
 from harness.engine.rundir import RunPaths
 from harness.engine.runner import Runner
 from harness.engine.spec import RunSpec
@@ -47,61 +48,6 @@ class CampaignInfraError(RuntimeError):
     """An example could not be run (not a property violation): the harness failed."""
 
 
-@dataclass
-class ExampleRecord:
-    index: int
-    spec: RunSpec
-    verdict: str
-    counts: dict[str, int]
-    faults_fired: list[str]
-    duration_s: float
-    summary: str
-
-
-@dataclass
-class CampaignResult:
-    scenario: str
-    guarantee: str
-    seed: int
-    profile: Profile
-    examples: list[ExampleRecord] = field(default_factory=list)
-    failure: ExampleRecord | None = None
-    failure_report: dict[str, Any] | None = None
-    bundle: Path | None = None
-    error: str | None = None
-    driver_starts: int = 0
-    duration_s: float = 0.0
-    #: Worker processes the examples were split over (:mod:`harness.chaos.parallel`).
-    workers: int = 1
-    master: str = "local[2]"
-    #: Fault-free census runs taken to draw ``sink.step`` faults, and their wall time.
-    census_runs: int = 0
-    census_s: float = 0.0
-
-    @property
-    def verdict(self) -> str:
-        if self.error:
-            return "unknown"
-        return "violated" if self.failure else "exactly-once"
-
-    @property
-    def exit_code(self) -> int:
-        return {"exactly-once": 0, "violated": 1}.get(self.verdict, 2)
-
-    def assert_exactly_once(self) -> None:
-        """Raise ``AssertionError`` with the campaign report unless no violation was found."""
-        if self.verdict != "exactly-once":
-            raise AssertionError(render_campaign(self))
-
-    def render(self, *, color: bool = False) -> str:
-        """The campaign report (:func:`render_campaign`)."""
-        return render_campaign(self, color=color)
-
-    @property
-    def subject_name(self) -> str:
-        return self.scenario
-
-
 def _violates(outcome: RunOutcome) -> bool:
     return outcome.verdict == "violated"
 
@@ -113,16 +59,21 @@ def run_campaign(
     profile: Profile,
     work_dir: Path,
     echo: Callable[[str], None] | None = None,
-    database_dir: Path | None = None,
     nemesis: tuple[str, ...] = (),
     master: str = "local[2]",
     pool: DriverPool | None = None,
     steps: bool | None = None,
+    shard: Shard | None = None,
+    database: str | Path | ExampleDatabase | None = None,
 ) -> CampaignResult:
-    """Run ``profile.examples`` generated schedules of ``scenario_name``; stop at
-    the first violation, shrink it, bundle it into ``work_dir``. ``pool`` lends
-    a driver shared with other campaigns (it is left open); by default the
-    campaign makes its own pool with a warm standby and closes it.
+    """Run ``profile.examples`` generated schedules of ``scenario_name``, block by block
+    (:mod:`harness.chaos.shards`; only shard ``shard``'s blocks when given); stop at the first violation,
+    shrink it, bundle it into ``work_dir``. ``pool`` lends a driver shared with other campaigns (it is left
+    open); by default the campaign makes its own pool with a warm standby and closes it.
+
+    ``database`` (a directory, ``redis://...``, ``module:ATTRIBUTE`` or an ``ExampleDatabase``; see
+    :mod:`harness.chaos.database`) keeps the failures Hypothesis shrank, under this campaign's key, and
+    replays the saved ones first in every block; without it the seed alone decides the examples.
 
     ``steps`` (default: the scenario's ``sink_steps``) also draws ``sink.step`` faults inside the sink's
     own code, from an exact census of each drawn example's data (one fault-free run per distinct seed and
@@ -132,7 +83,19 @@ def run_campaign(
     say = echo or (lambda m: print(m, file=sys.stderr, flush=True))
     scenario = get_scenario(scenario_name)
     work_dir.mkdir(parents=True, exist_ok=True)
-    result = CampaignResult(scenario_name, scenario.guarantee, seed_value, profile, master=master)
+    result = CampaignResult(scenario_name, scenario.guarantee, seed_value, profile, master=master, nemesis=nemesis)
+    blocks = shard_blocks(seed_value, profile.examples, shard)
+    result.shard, result.blocks = (str(shard) if shard else None), [b.index for b in blocks]
+    db = database if isinstance(database, ExampleDatabase) or database is None else open_database(database)
+    db_key = campaign_key(scenario_name, profile, nemesis, master)
+    if shard is not None and not blocks:
+        result.error = idle_shard_message(profile.examples, shard)
+        return result
+    if db is not None:
+        result.database = describe_database(database) if not isinstance(database, ExampleDatabase) else repr(db)
+        result.replayed_first = saved_failures(db, db_key)
+        say(f"example database {result.database}: {result.replayed_first} saved failure(s) replayed first")
+    planned = sum(b.examples for b in blocks)
     cache: dict[str, tuple[RunOutcome, dict[str, Any]]] = {}
     failing: list[tuple[RunOutcome, dict[str, Any], ExampleRecord]] = []
     started = time.monotonic()
@@ -183,7 +146,7 @@ def run_campaign(
                 summary_line(outcome),
             )
             result.examples.append(record)
-            phase = "shrink" if shrinking_since else f"{index}/{profile.examples}"
+            phase = "shrink" if shrinking_since else f"{index}/{planned}"
             say(f"[{phase:>7}] {record.duration_s:5.1f}s {outcome.verdict:<12} {describe_spec(spec)}")
             cache[key] = (outcome, report)
             if not _violates(outcome) and not outcome.error:
@@ -202,19 +165,9 @@ def run_campaign(
                 say(f"violation found: {summary_line(outcome)}; shrinking (budget {profile.shrink_budget_s:.0f} s)")
             raise AssertionError(summary_line(outcome))
 
-    test = given(strategy)(play)
-    test = settings(
-        max_examples=profile.examples,
-        deadline=None,
-        database=DirectoryBasedExampleDatabase(str(database_dir)) if database_dir and not profile.derandomize else None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-        report_multiple_bugs=False,
-        print_blob=False,
-    )(test)
-    test = seed(seed_value)(test)
     try:
-        test()
+        for block in blocks:
+            _block_test(strategy, play, block, db, db_key)()
     except AssertionError:
         outcome, report, record = failing[-1]
         result.failure, result.failure_report = record, report
@@ -229,6 +182,27 @@ def run_campaign(
             pool.close()
         result.duration_s = time.monotonic() - started
     return result
+
+
+def _block_test(
+    strategy: Any, play: Callable[[RunSpec], None], block: Block, database: ExampleDatabase | None, key: bytes
+) -> Callable[[], None]:
+    """The Hypothesis test of one block: ``block.examples`` examples seeded ``block.seed``, the failures saved
+    in ``database`` under ``key`` replayed first. (Hypothesis's ``@seed`` turns the database off, so the seed
+    and the key are set as the attributes it reads; ``test_database_replays_first`` checks they still work.)"""
+    test = given(strategy)(play)
+    test = settings(
+        max_examples=block.examples,
+        deadline=None,
+        database=database,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+        print_blob=False,
+    )(test)
+    test._hypothesis_internal_use_seed = block.seed  # type: ignore[attr-defined]
+    test._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
+    return test
 
 
 def replay_bundle_campaign(bundle: Path, profile: Profile, work_dir: Path) -> CampaignResult:
@@ -259,77 +233,3 @@ def replay_bundle_campaign(bundle: Path, profile: Profile, work_dir: Path) -> Ca
         result.failure, result.failure_report, result.bundle = record, report, bundle
     result.duration_s = time.monotonic() - started
     return result
-
-
-def axes_exercised(result: CampaignResult) -> dict[str, Counter[str]]:
-    """How often each state-store axis value ran (stateful scenarios; empty otherwise)."""
-    if not result.examples or not get_scenario(result.scenario).stateful:
-        return {}
-    specs = [r.spec for r in result.examples]
-    return {
-        "store": Counter(s.state_store or "hdfs" for s in specs),
-        "format": Counter(f"v{s.checkpoint_format or 1}" for s in specs),
-        "partitions": Counter(f"{s.shuffle_partitions or 2}p" for s in specs),
-    }
-
-
-def _axes_line(result: CampaignResult) -> list[str]:
-    axes = axes_exercised(result)
-    if not axes:
-        return []
-    text = "; ".join(", ".join(f"{k} x{v}" for k, v in sorted(c.items())) for c in axes.values())
-    return [f"  state axes        {text}"]
-
-
-def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
-    """The final table: a summary line, counts, fault points exercised, the minimal failure's rows side by
-    side (chispa; ``color`` for a terminal), and the replay command."""
-    n = len(result.examples)
-    verdicts = Counter(r.verdict for r in result.examples)
-    points = Counter(_point_of(f) for r in result.examples for f in r.faults_fired if _point_of(f))
-    per_min = n / (result.duration_s / 60) if result.duration_s else 0.0
-    fired = ", ".join(f"{k} x{v}" for k, v in sorted(points.items()))
-    ctx = f"(scenario={result.scenario}, seed={result.seed}, profile={result.profile.name})"
-    if result.error:
-        head = f"campaign error, no verdict {ctx}: {result.error.splitlines()[0]}"
-    elif result.failure:
-        faults = len(result.failure.spec.extra_faults) + len(result.failure.spec.nemesis)
-        expected = " (expected: this sink is at-least-once)" if result.guarantee != "exactly-once" else ""
-        head = f"violation found and shrunk to {faults} fault step(s){expected} {ctx}"
-    else:
-        head = f"no violation in {n} example(s) {ctx}"
-    lines = [
-        head,
-        f"  examples run      {n} ({', '.join(f'{v} {k}' for k, v in sorted(verdicts.items()))})",
-        f"  faults fired      {sum(points.values())} ({fired or '-'})",
-        f"  driver starts     {result.driver_starts} (JVMs; soft faults reuse the running one)",
-        *_axes_line(result),
-        *(
-            [f"  step censuses     {result.census_runs} fault-free run(s), {result.census_s:.0f} s (sink.step faults)"]
-            if result.census_runs
-            else []
-        ),
-        f"  wall time         {result.duration_s:.0f} s ({per_min:.1f} examples/min)",
-    ]
-    if result.failure:
-        lines += [f"  minimal schedule  {describe_spec(result.failure.spec)}", f"  {result.failure.summary}"]
-    rerun = (
-        f".venv/bin/python -m harness chaos {result.scenario} --examples {result.profile.examples} "
-        f"--seed {result.seed} --profile {result.profile.name}"
-        + (f" --workers {result.workers}" if result.workers > 1 else "")
-        + (f" --master {result.master}" if result.master != "local[2]" else "")
-        + (f" --volume {result.profile.volume}" if result.profile.volume is not None else "")
-        + (f" --batch-rows {result.profile.batch_rows}" if result.profile.batch_rows is not None else "")
-    )
-    anomalies = (result.failure_report or {}).get("anomalies", []) if result.failure else []
-    lines += campaign_tail(anomalies, result.bundle, rerun, color=color)
-    return "\n".join(lines)
-
-
-def _point_of(fault: str) -> str:
-    """The crash point of a fired fault's description (``sink.step`` for ``... after step K of batch N ...``)."""
-    if " after step " in fault:
-        return STEP_POINT
-    if "(timed, not deterministic)" in fault:
-        return TIMED_POINT
-    return fault.split(" at ")[1].split(" of ")[0] if " at " in fault else ""

@@ -22,13 +22,11 @@ from pathlib import Path
 
 from harness.chaos.campaign import CampaignResult, run_campaign
 from harness.chaos.profiles import Profile
+from harness.chaos.shards import block_seed
 
-MASK31 = (1 << 31) - 1
-
-
-def worker_seed(seed: int, index: int) -> int:
-    """Campaign seed of worker ``index``: ``seed`` itself for worker 0, so one worker == a plain campaign."""
-    return seed if index == 0 else (seed * 1_000_003 + index * 7_919) & MASK31
+#: Campaign seed of worker ``index``: ``seed`` itself for worker 0, so one worker == a plain campaign (the
+#: seeds of a sharded campaign's blocks, the same function).
+worker_seed = block_seed
 
 
 def shares(examples: int, workers: int) -> list[int]:

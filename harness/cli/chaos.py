@@ -15,8 +15,6 @@ from fault_injectors.nemesis import NEMESES
 from harness.spark.connect import add_remote_argument
 from harness.verdict.rowdiff import add_color_argument, row_diff, use_color
 
-DATABASE_DIR = Path(".hypothesis") / "harness"
-
 
 def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", nargs="?", help="a scenario name (see `python -m harness list`) or module:ATTRIBUTE")
@@ -57,6 +55,18 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
         default=1,
         help="split the examples over this many processes, each with its own JVMs (pays only with spare cores)",
     )
+    p.add_argument(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="run shard I of N of the campaign's examples (blocks of 10; the N shards together run each once)",
+    )
+    p.add_argument(
+        "--database",
+        default=None,
+        metavar="DIR|redis://HOST:PORT/DB|MODULE:ATTR",
+        help="Hypothesis example database shared by shards and reruns: saved failures are replayed first",
+    )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the campaign result as JSON")
     add_color_argument(p)
 
@@ -83,6 +93,20 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         return _fail("--volume and --batch-rows must be >= 1 row")
     if args.workers < 1:
         return _fail("--workers must be >= 1")
+    from harness.chaos.database import DatabaseError, describe_database, open_database
+    from harness.chaos.shards import Shard
+
+    try:
+        shard = Shard.parse(args.shard) if args.shard else None
+    except ValueError as exc:
+        return _fail(str(exc))
+    if shard is not None and args.workers > 1:
+        return _fail("--shard and --workers do not combine: run one shard per job (or split a job's shard with -n)")
+    try:
+        if args.database:
+            open_database(args.database)  # refused now, before any JVM, if it names nothing usable
+    except DatabaseError as exc:
+        return _fail(str(exc))
     from harness.spark.connect import parse_remote
 
     try:
@@ -106,7 +130,10 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         + (f" --master {master}" if master != "local[2]" else "")
         + (f" --workers {args.workers}" if args.workers > 1 else "")
         + (f" --volume {profile.volume}" if profile.volume is not None else "")
-        + (f" --batch-rows {profile.batch_rows}" if profile.batch_rows is not None else ""),
+        + (f" --batch-rows {profile.batch_rows}" if profile.batch_rows is not None else "")
+        + (f" --nemesis {','.join(nemesis)}" if nemesis else "")
+        + (f" --shard {shard}" if shard else "")
+        + (f" --database {describe_database(args.database)}" if args.database else ""),
         file=sys.stderr,
         flush=True,
     )
@@ -116,24 +143,13 @@ def cmd_chaos(args: argparse.Namespace) -> int:
 
         result = run_parallel_campaign(args.scenario, workers=args.workers, **common)  # type: ignore[arg-type]
     else:
-        result = run_campaign(args.scenario, database_dir=DATABASE_DIR, **common)  # type: ignore[arg-type]
+        result = run_campaign(args.scenario, shard=shard, database=args.database, **common)  # type: ignore[arg-type]
     print(render_campaign(result, color=use_color(sys.stdout, args.no_color)))
     if args.json:
-        doc = {
-            "scenario": result.scenario,
-            "seed": seed,
-            "profile": profile.name,
-            "verdict": result.verdict,
-            "examples": len(result.examples),
-            "driver_starts": result.driver_starts,
-            "workers": result.workers,
-            "duration_s": round(result.duration_s, 1),
-            "error": result.error,
-            "bundle": str(result.bundle) if result.bundle else None,
-            "minimal_faults": [r.describe() for r in result.failure.spec.extra_faults] if result.failure else None,
-            "failure": result.failure_report,
-        }
-        args.json.write_text(json.dumps(doc, indent=2, default=str))
+        from harness.chaos.result import campaign_doc
+
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(campaign_doc(result), indent=2, default=str))
     if not keep and result.verdict == "exactly-once":
         shutil.rmtree(work, ignore_errors=True)
     return result.exit_code
@@ -155,6 +171,8 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
             ("--remote", bool(getattr(args, "remote", None))),
             ("--volume", args.volume is not None),
             ("--batch-rows", args.batch_rows is not None),
+            ("--shard", args.shard is not None),
+            ("--database", args.database is not None),
         )
         if used
     ]

@@ -358,6 +358,12 @@ COMMANDS.setdefault(
      lambda a: __import__("harness.cli.census", fromlist=["x"]).cmd_census(a)),
 )  # fmt: skip
 COMMANDS.setdefault(
+    "merge",
+    ("combine the results of a campaign's shards (chaos --shard I/N --json) into one verdict, JSON and HTML",
+     lambda p: __import__("harness.cli.merge", fromlist=["x"]).add_arguments(p),
+     lambda a: __import__("harness.cli.merge", fromlist=["x"]).cmd_merge(a)),
+)  # fmt: skip
+COMMANDS.setdefault(
     "cds",
     ("build the driver's JVM class-data archive if missing (set-up does this)", lambda p: None,
      lambda a: __import__("harness.spark.cds_build", fromlist=["main"]).main([])),
