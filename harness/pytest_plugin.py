@@ -29,7 +29,7 @@ import pytest
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from harness.chaos.campaign import CampaignResult
+    from harness.chaos.result import CampaignResult
     from harness.testing import ReplayableSource
 
 FAILURES_DIR = Path(".harness") / "failures"

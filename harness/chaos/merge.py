@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.timeline.page import CSS
+from harness.timeline.page import CHECK_SCRIPT, CSS
 from harness.timeline.svg import esc
 
 #: Fields every shard of one campaign shares.
@@ -113,8 +113,19 @@ def merged_doc(merged: Merged) -> dict[str, Any]:
 
 def _entry(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     keys = ("shard", "verdict", "examples", "blocks", "replayed_first", "duration_s", "error", "summary",
-            "minimal_schedule", "bundle", "timeline", "rerun")  # fmt: skip
-    return {"file": str(path), **{k: doc.get(k) for k in keys}}
+            "minimal_schedule", "rerun")  # fmt: skip
+    entry = {"file": str(path), **{k: doc.get(k) for k in keys}}
+    for key in ("bundle", "timeline"):
+        entry[key] = _located(path, doc.get(key), doc.get(f"{key}_rel"))
+    return entry
+
+
+def _located(result_file: Path, absolute: str | None, relative: str | None) -> str | None:
+    """Where a shard's bundle (or timeline) is now: beside its result file when it was moved with it (a
+    downloaded CI artifact), else where the shard wrote it."""
+    if relative is not None and (result_file.parent / relative).exists():
+        return str((result_file.parent / relative).resolve())
+    return absolute
 
 
 def render_merged(merged: Merged) -> str:
@@ -175,5 +186,6 @@ def merged_html(merged: Merged, page: Path) -> str:
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
         f'<style>{CSS}</style></head><body><h1>{esc(title)}</h1><div class="meta">{esc(meta)}</div>'
         '<table class="summary" id="shards"><tr><th>shard</th><th>verdict</th><th>examples</th><th>blocks</th>'
-        f"<th>seconds</th><th>result</th><th>failure</th><th>rerun</th></tr>{rows}</table></body></html>"
+        f"<th>seconds</th><th>result</th><th>failure</th><th>rerun</th></tr>{rows}</table>"
+        f"<script>{CHECK_SCRIPT}</script></body></html>"
     )

@@ -20,8 +20,9 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from harness.chaos.campaign import CampaignResult, run_campaign
+from harness.chaos.campaign import run_campaign
 from harness.chaos.profiles import Profile
+from harness.chaos.result import CampaignResult
 from harness.chaos.shards import block_seed
 
 #: Campaign seed of worker ``index``: ``seed`` itself for worker 0, so one worker == a plain campaign (the

@@ -20,8 +20,8 @@ class Profile:
     driver (a new JVM, ~7 s); the rest are soft (an injected exception: the
     query restarts inside the same driver, ~1-2 s). ``shrink_budget_s`` bounds
     the time spent shrinking a failure (each candidate is a full run).
-    ``derandomize``: the campaign depends on its seed alone (no example
-    database is replayed first), as CI needs. ``timed_kills``: also draw timed kills (``batch.time``), which
+    A campaign depends on its seed alone unless it is given an example database
+    (``--database``, :mod:`harness.chaos.database`). ``timed_kills``: also draw timed kills (``batch.time``), which
     are not deterministic (a replay lands a few ms elsewhere), so only long unattended campaigns draw them.
     ``volume``: rows per example (10^5..10^6 for volume campaigns); ``batch_rows``: rows per batch."""
 
@@ -30,7 +30,6 @@ class Profile:
     max_rounds: int
     max_faults: int
     hard_kill_ratio: float
-    derandomize: bool
     shrink_budget_s: float
     timed_kills: bool = False
     #: Rows per example (the drawn amounts scaled up to it, batches with them; see ``chaos_specs``); ``None``:
@@ -43,6 +42,9 @@ class Profile:
     def with_examples(self, examples: int | None) -> Profile:
         return self if examples is None else replace(self, examples=examples)
 
+    def with_shrink_budget(self, seconds: float | None) -> Profile:
+        return self if seconds is None else replace(self, shrink_budget_s=seconds)
+
     def with_volume(self, volume: int | None, batch_rows: int | None = None) -> Profile:
         sized = self if volume is None else replace(self, volume=volume)
         return sized if batch_rows is None else replace(sized, batch_rows=batch_rows)
@@ -51,19 +53,14 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
-        Profile(
-            "dev", examples=5, max_rounds=2, max_faults=2, hard_kill_ratio=0.25, derandomize=False, shrink_budget_s=300
-        ),
-        Profile(
-            "ci", examples=3, max_rounds=2, max_faults=2, hard_kill_ratio=0.2, derandomize=True, shrink_budget_s=180
-        ),
+        Profile("dev", examples=5, max_rounds=2, max_faults=2, hard_kill_ratio=0.25, shrink_budget_s=300),
+        Profile("ci", examples=3, max_rounds=2, max_faults=2, hard_kill_ratio=0.2, shrink_budget_s=180),
         Profile(
             "nightly",
             examples=50,
             max_rounds=4,
             max_faults=4,
             hard_kill_ratio=0.3,
-            derandomize=False,
             shrink_budget_s=1800,
             timed_kills=True,
         ),

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,10 +167,18 @@ def _shard_lines(result: CampaignResult) -> list[str]:
     return lines
 
 
-def campaign_doc(result: CampaignResult) -> dict[str, Any]:
-    """The campaign as JSON (``chaos --json``): what ``merge`` combines across shards. Paths are absolute."""
+def campaign_doc(result: CampaignResult, beside: Path | None = None) -> dict[str, Any]:
+    """The campaign as JSON (``chaos --json``): what ``merge`` combines across shards. Paths are absolute;
+    with ``beside`` (the JSON file's directory) ``bundle_rel``/``timeline_rel`` are also given relative to it,
+    so a CI artifact holding both still links its bundle after it is downloaded elsewhere."""
     failure = result.failure
     timeline = result.bundle / "timeline.html" if result.bundle else None
+
+    def rel(path: Path | None) -> str | None:
+        if path is None or beside is None or not Path(path).exists():
+            return None
+        return os.path.relpath(Path(path).resolve(), Path(beside).resolve())
+
     return {
         "kind": "campaign",
         "scenario": result.scenario,
@@ -195,6 +204,8 @@ def campaign_doc(result: CampaignResult) -> dict[str, Any]:
         "error": result.error,
         "bundle": str(Path(result.bundle).resolve()) if result.bundle else None,
         "timeline": str(Path(timeline).resolve()) if timeline and Path(timeline).exists() else None,
+        "bundle_rel": rel(result.bundle),
+        "timeline_rel": rel(timeline),
         "minimal_schedule": describe_spec(failure.spec) if failure else None,
         "minimal_faults": [r.describe() for r in failure.spec.extra_faults] if failure else None,
         "summary": failure.summary if failure else None,

@@ -1,4 +1,4 @@
-"""``python -m harness chaos`` and ``python -m harness replay``."""
+"""``python -m harness chaos`` (a campaign over a scenario, or over a connector's source with ``--source``)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from fault_injectors.nemesis import NEMESES
 from harness.spark.connect import add_remote_argument
-from harness.verdict.rowdiff import add_color_argument, row_diff, use_color
+from harness.verdict.rowdiff import add_color_argument, use_color
 
 
 def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,6 +44,13 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
     p.add_argument("--profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
+    p.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop shrinking a failure after this long and report the smallest found (default: the profile's)",
+    )
     p.add_argument("--nemesis", default="", metavar="A,B", help="checkpoint nemesis actions the schedules may use")
     p.add_argument("--master", default="local[2]", help="Spark master of the driver (default local[2])")
     add_remote_argument(p)
@@ -72,8 +78,9 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_chaos(args: argparse.Namespace) -> int:
-    from harness.chaos.campaign import render_campaign, run_campaign
+    from harness.chaos.campaign import run_campaign
     from harness.chaos.profiles import get_profile
+    from harness.chaos.result import render_campaign
     from scenarios import get_scenario
 
     if (args.scenario is None) == (args.source is None):
@@ -83,6 +90,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     try:
         get_scenario(args.scenario)
         profile = get_profile(args.profile).with_examples(args.examples).with_volume(args.volume, args.batch_rows)
+        profile = profile.with_shrink_budget(args.shrink_budget)
     except KeyError as exc:
         return _fail(str(exc.args[0]))
     if profile.examples < 1:
@@ -93,15 +101,19 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         return _fail("--volume and --batch-rows must be >= 1 row")
     if args.workers < 1:
         return _fail("--workers must be >= 1")
+    if args.shrink_budget is not None and args.shrink_budget < 0:
+        return _fail("--shrink-budget must be >= 0 seconds")
     from harness.chaos.database import DatabaseError, describe_database, open_database
-    from harness.chaos.shards import Shard
+    from harness.chaos.shards import Shard, idle_shard_message, shard_blocks
 
     try:
         shard = Shard.parse(args.shard) if args.shard else None
     except ValueError as exc:
         return _fail(str(exc))
     if shard is not None and args.workers > 1:
-        return _fail("--shard and --workers do not combine: run one shard per job (or split a job's shard with -n)")
+        return _fail("--shard and --workers do not combine: run one shard per job (a CI matrix entry each)")
+    if shard is not None and not shard_blocks(0, profile.examples, shard):
+        return _fail(idle_shard_message(profile.examples, shard))
     try:
         if args.database:
             open_database(args.database)  # refused now, before any JVM, if it names nothing usable
@@ -123,14 +135,17 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         return _fail(f"--work-dir {args.work_dir} is not empty (it holds an earlier campaign); give a new one")
     label = args.scenario.replace(":", "-").replace("/", "-")
     work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix=f"harness-chaos-{label}-"))
+    share = f" (shard {shard}: {sum(b.examples for b in shard_blocks(seed, profile.examples, shard))} of them)"
     print(
-        f"chaos {args.scenario}: {profile.examples} example(s), seed {seed}, profile {profile.name}; work dir {work}\n"
+        f"chaos {args.scenario}: {profile.examples} example(s){share if shard else ''}, seed {seed}, "
+        f"profile {profile.name}; work dir {work}\n"
         f"rerun: .venv/bin/python -m harness chaos {args.scenario} --examples {profile.examples} --seed {seed} "
         f"--profile {profile.name}"
         + (f" --master {master}" if master != "local[2]" else "")
         + (f" --workers {args.workers}" if args.workers > 1 else "")
         + (f" --volume {profile.volume}" if profile.volume is not None else "")
         + (f" --batch-rows {profile.batch_rows}" if profile.batch_rows is not None else "")
+        + (f" --shrink-budget {args.shrink_budget:g}" if args.shrink_budget is not None else "")
         + (f" --nemesis {','.join(nemesis)}" if nemesis else "")
         + (f" --shard {shard}" if shard else "")
         + (f" --database {describe_database(args.database)}" if args.database else ""),
@@ -149,7 +164,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         from harness.chaos.result import campaign_doc
 
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(campaign_doc(result), indent=2, default=str))
+        args.json.write_text(json.dumps(campaign_doc(result, args.json.parent), indent=2, default=str))
     if not keep and result.verdict == "exactly-once":
         shutil.rmtree(work, ignore_errors=True)
     return result.exit_code
@@ -172,6 +187,7 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
             ("--volume", args.volume is not None),
             ("--batch-rows", args.batch_rows is not None),
             ("--shard", args.shard is not None),
+            ("--shrink-budget", args.shrink_budget is not None),
             ("--database", args.database is not None),
         )
         if used
@@ -222,127 +238,6 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
     if not keep and result.verdict == "exactly-once":
         shutil.rmtree(work, ignore_errors=True)
     return result.exit_code
-
-
-def _replay_source(args: argparse.Namespace, file: Path) -> int:
-    """``replay`` of a source campaign's bundle (:func:`harness.conformance.source_bundle.replay_source_bundle`)."""
-    from harness.conformance.source_bundle import replay_source_bundle
-    from harness.sources.loading import LoadError
-
-    if args.times < 1:
-        return _fail("--times must be >= 1")
-    work = Path(tempfile.mkdtemp(prefix="harness-replay-source-"))
-    print(f"replaying source bundle {args.bundle} in {work}", file=sys.stderr)
-    try:
-        code, reproduced, last = replay_source_bundle(json.loads(file.read_text()), args.times, work, print)
-    except (KeyError, TypeError) as exc:
-        shutil.rmtree(work, ignore_errors=True)
-        return _fail(f"{file}: not a source campaign bundle ({type(exc).__name__}: {exc})")
-    except (LoadError, ValueError, OSError) as exc:
-        shutil.rmtree(work, ignore_errors=True)
-        return _fail(f"{file}: {str(exc).splitlines()[0]}")
-    if args.json:
-        doc = {"kind": "source", "bundle": str(args.bundle), "times": args.times, "reproduced": reproduced}
-        args.json.write_text(json.dumps({**doc, "verdict": last, "exit_code": code}, indent=2))
-    if code != 2:
-        shutil.rmtree(work, ignore_errors=True)
-    return code
-
-
-def add_replay_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("bundle", type=Path, help="a bundle directory (or its bundle.json)")
-    p.add_argument("--times", type=int, default=1, help="replay this many times (default 1)")
-    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the last replay's result as JSON")
-    p.add_argument(
-        "--html", type=Path, default=None, metavar="PATH", help="draw the last replay's timeline as an HTML page"
-    )
-    add_color_argument(p)
-
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    from harness.chaos.bundle import anomaly_keys, load_bundle, timed_landings
-    from harness.engine.pool import DriverPool
-    from harness.engine.report import render_text, summary_line, to_json
-    from harness.engine.runner import HarnessError, run_spec
-
-    if args.html is not None and args.html.is_dir():
-        return _fail(f"--html {args.html} is a directory; give the path of the page to write")
-    file = args.bundle / "bundle.json" if args.bundle.is_dir() else args.bundle
-    try:
-        kind = json.loads(file.read_text()).get("kind")
-    except (OSError, ValueError, AttributeError):
-        kind = None  # load_bundle names the problem
-    if kind == "source":
-        return _replay_source(args, file)
-    try:
-        spec, recorded = load_bundle(args.bundle)
-    except ValueError as exc:
-        return _fail(str(exc))
-    want = (recorded["verdict"], anomaly_keys(recorded["anomalies"]))
-    print(
-        f"replaying {args.bundle}: recorded {recorded['verdict']} with {len(want[1])} anomaly row(s)", file=sys.stderr
-    )
-    if not spec.deterministic:
-        landed = ", ".join(
-            f"{t['id']} planned {t['planned_ms']} ms, landed {t['measured_ms']} ms"
-            for t in recorded.get("timed_kills", [])
-        )
-        print(
-            f"timed kill(s) ({landed or 'none fired'}): not deterministic, a replay lands a few ms elsewhere "
-            "and reproduces only some of the time",
-            file=sys.stderr,
-        )
-    reproduced = 0
-    code = 2
-    color = use_color(sys.stdout, args.no_color)
-    logs = Path(tempfile.mkdtemp(prefix="harness-replay-logs-"))
-    with DriverPool(logs, spec.master, spec.confs) as pool:  # one driver for every replay, as a campaign has
-        for i in range(1, args.times + 1):
-            try:
-                last = i == args.times
-                outcome = run_spec(spec, echo=lambda m: None, pool=pool, finished=html_writer(args.html, last))
-            except HarnessError as exc:
-                return _fail(f"{exc} (driver logs in {logs})")
-            doc = to_json(outcome)
-            got = (doc["verdict"], anomaly_keys(doc["anomalies"]))
-            same = got == want
-            reproduced += same
-            landed = "".join(f" [{t['id']} landed {t['measured_ms']} ms]" for t in timed_landings(outcome.kills_fired))
-            print(f"replay {i}/{args.times}: {'reproduced' if same else 'DIFFERENT'}: {summary_line(outcome)}{landed}")
-            if not same:
-                print(render_text(outcome, color=color))
-            elif i == args.times and (diff := row_diff(doc["anomalies"], color=color)):
-                print(diff)
-            code = outcome.exit_code if same else (0 if outcome.verdict == "exactly-once" else 2)
-            if args.json:
-                args.json.write_text(json.dumps(doc, indent=2, default=str))
-    if reproduced == args.times:
-        shutil.rmtree(logs, ignore_errors=True)
-    rate = f"reproduced {reproduced}/{args.times} time(s)"
-    if spec.deterministic:
-        print(rate)
-        return code if reproduced == args.times else (0 if code == 0 else 2)
-    # A timed kill's bundle: a partial reproduction is what it promises; a violation reproduced once is real.
-    print(f"{rate} (timed kill: not deterministic, a rate below {args.times}/{args.times} is expected)")
-    return 1 if reproduced and recorded["verdict"] == "violated" else code
-
-
-def html_writer(path: Path | None, wanted: bool = True) -> Any:
-    """A ``run_spec(finished=...)`` hook that draws the run's timeline page to ``path`` (``None``: no hook)."""
-    if path is None or not wanted:
-        return None
-
-    def write(outcome: Any) -> None:
-        from harness.timeline.page import write_outcome_page
-
-        try:
-            print(f"timeline: {write_outcome_page(path, outcome)}", file=sys.stderr)
-        except Exception as exc:  # the run's verdict and report matter more than its picture
-            print(
-                f"harness: --html {path}: the timeline was not written ({type(exc).__name__}: {exc})", file=sys.stderr
-            )
-
-    return write
 
 
 def _fail(message: str) -> int:

@@ -183,7 +183,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return _fail(f"--html {args.html} is a directory; give the path of the page to write")
     print(f"seed {seed}; replay: {spec.replay_command()}", file=sys.stderr, flush=True)
     try:
-        from harness.cli.chaos import html_writer
+        from harness.cli.replay import html_writer
 
         outcome = run_spec(spec, args.run_dir, standby=args.standby, finished=html_writer(args.html))
     except HarnessError as exc:
@@ -265,6 +265,7 @@ _register_inspect()
 def _register_chaos() -> None:
     """``chaos`` and ``replay`` (harness/cli/chaos.py, imported lazily)."""
     from harness.cli import chaos as chaos_cli
+    from harness.cli import replay as replay_cli
 
     COMMANDS.setdefault(
         "chaos",
@@ -278,8 +279,8 @@ def _register_chaos() -> None:
         "replay",
         (
             "rerun a saved bundle and compare verdict and anomalies",
-            chaos_cli.add_replay_arguments,
-            chaos_cli.cmd_replay,
+            replay_cli.add_replay_arguments,
+            replay_cli.cmd_replay,
         ),
     )
 

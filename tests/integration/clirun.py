@@ -27,13 +27,13 @@ TOKEN_PREFIX = f"pytest-{uuid.uuid4().hex[:8]}-"
 CHILD_TMPDIR: Path | None = None
 
 
-def harness(*args: str, timeout: float = 900) -> tuple[int, str, str]:
-    """Run ``python -m harness *args``; returns (exit code, stdout, stderr)."""
+def harness(*args: str, timeout: float = 900, cwd: Path = ROOT) -> tuple[int, str, str]:
+    """Run ``python -m harness *args`` in ``cwd``; returns (exit code, stdout, stderr)."""
     env = {**os.environ, TOKEN_PREFIX_ENV: TOKEN_PREFIX}
     if CHILD_TMPDIR is not None:
         env["TMPDIR"] = str(CHILD_TMPDIR)
     proc = subprocess.run(
-        [sys.executable, "-m", "harness", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
+        [sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )
     return proc.returncode, proc.stdout, proc.stderr
 

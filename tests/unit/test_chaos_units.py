@@ -53,7 +53,7 @@ def test_explicit_rows_drive_the_schedule() -> None:
 
 
 def test_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert get_profile("ci").derandomize and not get_profile("nightly").derandomize
+    assert get_profile("nightly").timed_kills and not get_profile("ci").timed_kills
     assert get_profile("nightly").examples > get_profile("dev").examples > get_profile("ci").examples
     monkeypatch.setenv(PROFILE_ENV, "nightly")
     assert get_profile().name == "nightly"

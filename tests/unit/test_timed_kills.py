@@ -18,8 +18,8 @@ from hypothesis.errors import NoSuchExample
 
 from fault_injectors.crash import FIRED_DIR, PLAN_FILE, read_ledger
 from fault_injectors.plan import TIMED_POINT, FaultPlan, FaultPlanError, FaultRule
-from harness.chaos.campaign import _point_of
 from harness.chaos.profiles import get_profile
+from harness.chaos.result import _point_of
 from harness.cli.main import parse_kill
 from harness.engine.spec import RunSpec, kill_argument
 from scenarios import get_scenario
