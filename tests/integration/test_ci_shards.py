@@ -60,7 +60,7 @@ def test_the_readme_ci_matrix_shards_share_a_failure_and_merge_to_one_verdict(tm
     downloaded = tmp_path / "merge-job"  # the merge job: the shards' artifacts downloaded into out/
     shutil.copytree(runner / "out", downloaded / "out")
     shutil.rmtree(runner / "out")
-    rc, out, err = harness(*_args(merge), cwd=downloaded)
+    rc, out, _ = harness(*_args(merge), cwd=downloaded)
     assert rc == 1 and out.startswith("violated: campaign foreachbatch_append_naive (seed 1, profile ci, 20"), out
     merged = json.loads((downloaded / "out" / "merged.json").read_text())
     assert merged["verdict"] == "violated" and merged["missing"] == [] and merged["shards"] == 2
