@@ -65,6 +65,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "name or 'package.module:ATTRIBUTE') through the chaos_run fixture; chaos(source=, context=, options=, "
         "examples=, profile=) runs one over a Python DataSource (the class or 'path.py:Class') fed by `context`",
     )
+    _shard_option(config)  # a bad --harness-shard or --harness-database stops the session before any test
+    _database_option(config)
 
 
 @pytest.fixture(scope="session")
