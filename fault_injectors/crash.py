@@ -26,13 +26,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import FaultPlan, FaultRule
+from fault_injectors.plan import CLUSTER_ACTIONS, FaultPlan, FaultRule
 
 PLAN_FILE = "plan.json"
 LEDGER_FILE = "ledger.jsonl"
 FIRED_DIR = "fired"
 #: Set by the child driver before its JVM starts; every process of the driver inherits it.
 DRIVER_PGID_ENV = "HARNESS_DRIVER_PGID"
+#: Where the harness's standalone cluster lists its daemons (``harness.spark.standalone``).
+CLUSTER_FILE_ENV = "HARNESS_CLUSTER_FILE"
 MASK64 = (1 << 64) - 1
 
 
@@ -187,6 +189,9 @@ def execute(rule: FaultRule, batch: int | None) -> None:
         os._exit(17)
     elif rule.action == "kill_executor":
         kill_executor_jvm()
+    elif rule.action in CLUSTER_ACTIONS:
+        kill_cluster_daemon(rule.action)
+        return  # the cluster lost a daemon; the firing code goes on (unless it ran under that daemon)
     raise InjectedFault(f"injected fault {rule.id}: {rule.describe()} (fired in batch {batch})")
 
 
@@ -229,6 +234,42 @@ def kill_executor_jvm() -> None:
             return
         pid = parent
     raise InjectedFault("kill_executor: no executor JVM among this process's ancestors")
+
+
+def _ancestors(pid: int) -> list[int]:
+    chain = []
+    while pid > 1:
+        chain.append(pid)
+        try:
+            pid = _parent(pid)[0]
+        except (OSError, ValueError, IndexError):
+            break
+    return chain
+
+
+def kill_cluster_daemon(action: str) -> None:
+    """SIGKILL the process group of a daemon of the harness's standalone cluster (``$HARNESS_CLUSTER_FILE``):
+    the master for ``kill_master``; for ``kill_worker`` the worker this process runs under (an executor's
+    Python worker), else the first worker. A worker's group holds its executors, which die with it; this
+    process too, when it ran under the killed daemon."""
+    path = os.environ.get(CLUSTER_FILE_ENV)
+    if not path or not Path(path).exists():
+        raise InjectedFault(
+            f"{action} fired without a standalone cluster started by the harness (--cluster standalone:W)"
+        )
+    cluster = json.loads(Path(path).read_text())
+    chain = _ancestors(os.getpid())
+    if action == "kill_master":
+        target = int(cluster["master"]["pid"])
+    else:
+        workers = [int(w["pid"]) for w in cluster["workers"]]
+        target = next((p for p in chain if p in workers), workers[0])
+    try:
+        os.killpg(target, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # already gone (killed by another rule); the supervisor is restarting it
+    if target in chain:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

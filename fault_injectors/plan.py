@@ -78,7 +78,14 @@ ACTIONS: dict[str, str] = {
     "raise": "raise InjectedFault in the firing code (a task failure or a query failure, by where it fires)",
     "exit": "os._exit(17) of the firing process (a Python worker or driver dying without cleanup)",
     "kill_executor": "SIGKILL the executor JVM that runs the firing task (local-cluster / real clusters only)",
+    "kill_worker": (
+        "SIGKILL a standalone worker daemon and its executors (the one running the firing task, else the first); "
+        "--cluster standalone:W only, whose supervisor restarts it"
+    ),
+    "kill_master": "SIGKILL the standalone master (--cluster standalone:W only, whose supervisor restarts it)",
 }
+#: Actions that take down a daemon of the cluster the harness started (``--cluster standalone:W``).
+CLUSTER_ACTIONS = ("kill_worker", "kill_master")
 
 
 class FaultPlanError(ValueError):
@@ -160,7 +167,8 @@ class FaultRule:
 
     def describe(self) -> str:
         """Human description, e.g. ``kill at after_offsets_logged of batch 3``."""
-        verb = {"kill_process_group": "kill", "raise": "raise", "exit": "exit", "kill_executor": "kill executor"}
+        verb = {"kill_process_group": "kill", "raise": "raise", "exit": "exit", "kill_executor": "kill executor",
+                "kill_worker": "kill worker", "kill_master": "kill master"}  # fmt: skip
         batch = "any" if self.batch is None else self.batch
         if self.point == STEP_POINT:
             text = f"{verb[self.action]} after step {self.step} of batch {batch}"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from fault_injectors.nemesis import NEMESES
 from harness.spark.connect import add_remote_argument
+from harness.spark.standalone import add_cluster_argument, cluster_master
 from harness.verdict.rowdiff import add_color_argument, use_color
 
 
@@ -54,6 +55,7 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nemesis", default="", metavar="A,B", help="checkpoint nemesis actions the schedules may use")
     p.add_argument("--master", default="local[2]", help="Spark master of the driver (default local[2])")
     add_remote_argument(p)
+    add_cluster_argument(p)
     p.add_argument("--work-dir", type=Path, default=None, help="keep examples and the bundle here")
     p.add_argument(
         "--workers",
@@ -122,7 +124,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     from harness.spark.connect import parse_remote
 
     try:
-        master = parse_remote(args.remote, args.master)
+        master = cluster_master(args.cluster, parse_remote(args.remote, args.master))
     except ValueError as exc:
         return _fail(str(exc))
     nemesis = tuple(n for n in args.nemesis.split(",") if n)
@@ -182,6 +184,7 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
         for flag, used in (
             ("--workers", args.workers != 1),
             ("--master", args.master != "local[2]"),
+            ("--cluster", args.cluster is not None),
             ("--nemesis", bool(args.nemesis)),
             ("--remote", bool(getattr(args, "remote", None))),
             ("--volume", args.volume is not None),

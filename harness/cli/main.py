@@ -28,6 +28,7 @@ from fault_injectors.plan import (
     FaultRule,
 )
 from harness.spark.connect import add_remote_argument
+from harness.spark.standalone import add_cluster_argument, cluster_master
 from harness.verdict.rowdiff import add_color_argument, use_color
 
 #: Extra subcommands: name -> (add_arguments, handler). Other modules register here.
@@ -118,6 +119,7 @@ def _add_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="watchdog per driver command (s)")
     p.add_argument("--master", default=None, help="Spark master of the driver (default local[2])")
     add_remote_argument(p)
+    add_cluster_argument(p)
     p.add_argument(
         "--census",
         action="store_true",
@@ -145,7 +147,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     kills = args.kills if args.kills is not None else (0 if args.kill or args.fault_plan else 3)
     try:
-        master = parse_remote(args.remote, args.master or DEFAULT_MASTER)
+        master = cluster_master(args.cluster, parse_remote(args.remote, args.master or DEFAULT_MASTER))
     except ValueError as exc:
         return _fail(str(exc))
     kw = {"master": master} if master != DEFAULT_MASTER else {}

@@ -20,13 +20,21 @@ class DriverProcess:
     """``python -m harness.engine.driver`` in a new session (its own process group),
     with a line protocol on stdin/stdout and stderr appended to ``log_path``."""
 
-    def __init__(self, log_path: Path, incarnation: int, token: str, master: str, confs: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        log_path: Path,
+        incarnation: int,
+        token: str,
+        master: str,
+        confs: Mapping[str, str],
+        extra_env: Mapping[str, str] | None = None,
+    ) -> None:
         self.incarnation = incarnation
         self.name = f"driver-{incarnation}"
         self.token = token
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = spark_env()
+        env = {**spark_env(), **dict(extra_env or {})}
         env[RUN_TOKEN_ENV] = token
         # The driver and its workers import scenarios by module path: make the
         # caller's working directory importable too (user pipelines in tests).

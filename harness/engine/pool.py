@@ -14,6 +14,8 @@ from typing import Any
 
 from harness.engine.driverproc import DriverProcess
 from harness.spark.procs import kill_token, new_token
+from harness.spark.session import spark_env
+from harness.spark.standalone import StandaloneCluster, is_standalone, parse_standalone
 
 STARTUP_TIMEOUT_S = 180.0
 
@@ -27,7 +29,11 @@ class DriverPool:
     a second driver whose SparkSession and Python workers are already up, which
     becomes the active one the moment the active one is killed (and a new
     standby is started behind it). Each driver has its own run token
-    (``<pool token>.<incarnation>``), so discarding one never touches the other."""
+    (``<pool token>.<incarnation>``), so discarding one never touches the other.
+
+    A ``standalone:W`` master starts a Spark standalone cluster (:mod:`harness.spark.standalone`) with the
+    first driver; every driver runs against it, it outlives driver kills, and :meth:`close` tears it down.
+    Such a pool keeps no standby (a second application would hold the workers' cores)."""
 
     def __init__(
         self,
@@ -41,6 +47,11 @@ class DriverPool:
         self.master = master
         self.confs = dict(confs)
         self.token = token or new_token()
+        self.cluster: StandaloneCluster | None = None
+        if is_standalone(master):
+            workers = parse_standalone(master)
+            self.cluster = StandaloneCluster(workers, self.log_dir / "cluster", f"{self.token}.cluster", spark_env())
+            standby = False
         self.standby = standby
         self.driver: DriverProcess | None = None
         self._standby: DriverProcess | None = None
@@ -50,9 +61,19 @@ class DriverPool:
         self._open_run: Path | None = None
 
     def _spawn(self) -> DriverProcess:
+        master = self.master
+        if self.cluster is not None:
+            if not self.cluster.procs:
+                try:
+                    self.cluster.start()
+                except Exception as exc:  # any start failure is reported with the daemon's log
+                    self.cluster.close()
+                    raise DriverStartError(str(exc)) from exc
+            master = self.cluster.url
         self.incarnations += 1
         n = self.incarnations
-        return DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", self.master, self.confs)
+        env = {"HARNESS_CLUSTER_FILE": str(self.cluster.file)} if self.cluster is not None else {}
+        return DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", master, self.confs, env)
 
     @staticmethod
     def _await(drv: DriverProcess, event: str) -> None:
@@ -127,6 +148,8 @@ class DriverPool:
         for drv in drivers:
             drv.wait_exit(grace_s)
             drv.kill()
+        if self.cluster is not None:
+            self.cluster.close()
         kill_token(self.token, prefix=True)
 
     def __enter__(self) -> DriverPool:

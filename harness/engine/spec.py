@@ -9,9 +9,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultPlanError, FaultRule
+from fault_injectors.plan import CLUSTER_ACTIONS, STEP_POINT, TIMED_POINT, FaultPlanError, FaultRule
 from harness.spark.connect import inner_master
 from harness.spark.session import DEFAULT_MASTER
+from harness.spark.standalone import is_standalone, parse_standalone
 
 _PROVIDERS = "org.apache.spark.sql.execution.streaming.state."
 #: State-store axes of a stateful query (issue 13): the provider, as a run names it, and the confs it sets.
@@ -96,7 +97,14 @@ class RunSpec:
             raise ValueError("give either rows (per round and partition) or volume (rows in all), not both")
         inner = inner_master(self.master)
         local = inner == "local" or inner.startswith("local[")
+        if is_standalone(inner):
+            parse_standalone(inner)  # ValueError saying what to give
         for rule in self.extra_faults:
+            if rule.action in CLUSTER_ACTIONS and not is_standalone(inner):
+                raise ValueError(
+                    f"fault rule {rule.id!r}: action {rule.action} kills a daemon of the cluster the harness starts; "
+                    f"master {self.master!r} is not one (use --cluster standalone:2)"
+                )
             if rule.action == "kill_executor" and local:
                 raise ValueError(
                     f"fault rule {rule.id!r}: action kill_executor needs executors separate from the driver; "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from harness.spark.cds import java_options
 from harness.spark.connect import ConnectServer, inner_master, is_connect
+from harness.spark.standalone import APP_CONFS, executor_env_confs
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -78,6 +79,8 @@ def build_session(
     all_confs = {**DEFAULT_CONFS, **dict(confs or {})}
     java_key = "spark.driver.extraJavaOptions"
     all_confs[java_key] = java_options(all_confs.get(java_key, ""))
+    if inner_master(master).startswith("spark://"):  # a cluster: executors get the driver's children's settings
+        all_confs = {**APP_CONFS, **executor_env_confs(os.environ), **all_confs}
     if is_connect(master):
         return _connect_session(app_name, master, all_confs)
     builder = SparkSession.builder.appName(app_name).master(master)

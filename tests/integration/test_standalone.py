@@ -1,0 +1,61 @@
+"""The standalone backend (``--cluster standalone:W``): a real Spark master and workers started from the
+installed Spark on loopback, the driver in client mode against them, daemons killed by faults and restarted by
+the cluster's supervisor, everything torn down with the run (checked with ``ps``)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.clirun import harness_json, leftover_processes
+
+DAEMONS = ("org.apache.spark.deploy.master.Master", "org.apache.spark.deploy.worker.Worker")
+
+
+def cluster_processes(where: Path) -> list[str]:
+    """``ps`` lines of a master, worker or executor whose command line names ``where`` (the run's directory)."""
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout.splitlines()
+    kinds = (*DAEMONS, "CoarseGrainedExecutorBackend")
+    return [line for line in ps if any(k in line for k in kinds) and str(where) in line]
+
+
+@pytest.fixture(autouse=True)
+def nothing_left(tmp_path: Path) -> Any:
+    yield
+    assert cluster_processes(tmp_path) == [], "a master, worker or executor outlived the run"
+    assert leftover_processes() == [], "a harness run left processes behind"
+
+
+def test_file_sink_holds_under_driver_kills_a_worker_kill_and_a_master_kill(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    args = ("run", "file_sink_stateless", "--seed", "4", "--kills", "2", "--cluster", "standalone:2",
+            "--kill", "source.read:1:0@kill_worker", "--kill", "after_offsets_logged:2@kill_master",
+            "--run-dir", str(run))  # fmt: skip
+    rc, doc, log = harness_json(tmp_path / "r.json", *args)
+    assert rc == 0 and doc["verdict"] == "exactly-once", log
+    actions = sorted(k["action"] for k in doc["kills_fired"])
+    assert actions == ["kill_master", "kill_process_group", "kill_process_group", "kill_worker"], actions
+    assert doc["spec"]["master"] == "standalone:2"
+    cluster = run / "logs" / "cluster"
+    restarted = "".join(p.read_text() for p in cluster.glob("*.log"))
+    assert re.search(r"harness: worker-\d exited \(-9\); restarting it", restarted), "no worker was killed"
+    assert "harness: master exited (-9); restarting it" in restarted
+    master_log = (cluster / "master.log").read_text()
+    assert "Telling app of lost worker" in master_log  # Spark saw the worker go; its tasks ran elsewhere
+    assert len(list(run.glob("logs/driver-*.log"))) == 3  # driver kills restart the driver, daemon kills do not
+    assert "replay: .venv/bin/python -m harness run file_sink_stateless --seed 4" in log and "standalone:2" in log
+
+
+def test_naive_foreach_batch_is_caught_on_the_standalone_backend(tmp_path: Path) -> None:
+    args = ("run", "foreachbatch_append_naive", "--seed", "3", "--kills", "0", "--rounds", "1", "--kill",
+            "sink.commit.after:0", "--cluster", "standalone:2", "--run-dir", str(tmp_path / "run"))  # fmt: skip
+    rc, doc, log = harness_json(tmp_path / "r.json", *args)
+    assert rc == 1 and doc["verdict"] == "violated", log
+    kinds = {a["kind"] for a in doc["anomalies"]}
+    assert kinds == {"duplicate"} and {a["batch_id"] for a in doc["anomalies"]} == {0}, doc["anomaly_counts"]
+    executors = list((tmp_path / "run" / "logs" / "cluster").glob("worker-*/app-*/*/stderr"))
+    assert executors, "the batches ran on the workers' executors"
