@@ -1,0 +1,79 @@
+"""The standalone backend's pure parts: ``standalone:W`` parsing, the refusal of cluster faults without a cluster,
+the executors' environment, and ``kill_worker``/``kill_master`` SIGKILLing the process group the cluster file
+names (real processes and signals, no Spark)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fault_injectors.crash import CLUSTER_FILE_ENV, InjectedFault, kill_cluster_daemon
+from fault_injectors.plan import FaultRule
+from harness.engine.spec import RunSpec
+from harness.spark.standalone import cluster_master, executor_env_confs, is_standalone, parse_standalone
+
+
+def test_standalone_masters_are_parsed_and_bad_ones_say_what_to_give() -> None:
+    assert is_standalone("standalone:2") and parse_standalone("standalone:2") == 2
+    for bad in ("standalone:0", "standalone:9", "standalone:x", "standalone:"):
+        with pytest.raises(ValueError, match="give standalone:W with 1 to 8 workers"):
+            parse_standalone(bad)
+    assert (
+        cluster_master(None, "local[2]") == "local[2]" and cluster_master("standalone:3", "local[2]") == "standalone:3"
+    )
+    with pytest.raises(ValueError, match="starts its own cluster; drop --master spark://h:7077"):
+        cluster_master("standalone:2", "spark://h:7077")
+    with pytest.raises(ValueError, match="give standalone:W"):
+        RunSpec("file_sink_stateless", 1, master="standalone:0")
+
+
+def test_cluster_faults_need_the_cluster_the_harness_starts() -> None:
+    rule = FaultRule("w", "source.read", 1, 0, action="kill_worker")
+    assert rule.describe() == "kill worker at source.read of batch 1, partition 0"
+    for master in ("local[2]", "local-cluster[2,1,1024]", "spark://h:7077"):
+        with pytest.raises(ValueError, match="kills a daemon of the cluster the harness starts"):
+            RunSpec("file_sink_stateless", 1, kills=0, master=master, extra_faults=(rule,))
+    RunSpec("file_sink_stateless", 1, kills=0, master="standalone:2", extra_faults=(rule,))
+
+
+def test_executors_get_what_a_local_drivers_children_inherit() -> None:
+    env = {"HARNESS_DRIVER_PGID": "12", "HARNESS_RUN_TOKEN": "t.1", "PYTHONPATH": "/a:/b", "PYSPARK_PYTHON": "/py",
+           "HOME": "/root"}  # fmt: skip
+    confs = executor_env_confs(env)
+    assert confs == {
+        "spark.executorEnv.HARNESS_DRIVER_PGID": "12",
+        "spark.executorEnv.HARNESS_RUN_TOKEN": "t.1",
+        "spark.executorEnv.PYTHONPATH": "/a:/b",
+        "spark.executorEnv.PYSPARK_PYTHON": "/py",
+    }
+
+
+def _daemon() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+
+
+def test_kill_worker_and_kill_master_sigkill_the_named_daemons_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(InjectedFault, match="without a standalone cluster started by the harness"):
+        kill_cluster_daemon("kill_worker")
+    master, first, second = _daemon(), _daemon(), _daemon()
+    try:
+        doc = {"master": {"pid": master.pid}, "workers": [{"name": "worker-1", "pid": first.pid},
+                                                          {"name": "worker-2", "pid": second.pid}]}  # fmt: skip
+        (tmp_path / "cluster.json").write_text(json.dumps(doc))
+        monkeypatch.setenv(CLUSTER_FILE_ENV, str(tmp_path / "cluster.json"))
+        kill_cluster_daemon("kill_worker")  # fired outside any worker (a driver-side point): the first worker
+        assert first.wait(10) == -9 and second.poll() is None and master.poll() is None
+        kill_cluster_daemon("kill_master")
+        assert master.wait(10) == -9 and second.poll() is None
+        kill_cluster_daemon("kill_worker")  # the named worker is already gone: nothing else is touched
+        assert second.poll() is None
+    finally:
+        for proc in (master, first, second):
+            proc.kill()
+            proc.wait()
