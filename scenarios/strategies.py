@@ -19,9 +19,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultRule
+from fault_injectors.plan import CLUSTER_ACTIONS, STEP_POINT, TIMED_POINT, FaultRule
 from harness.engine.spec import CHECKPOINT_FORMATS, STATE_STORES, RunSpec
 from harness.inspector.boundaries import compaction_batches
+from harness.spark.standalone import is_standalone
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
 
@@ -31,6 +32,9 @@ STEP_SHARE = 50
 TIMED_SHARE = 25
 #: A timed kill lands 0..TIMED_MAX_MS ms after ``offsets/N`` is written.
 TIMED_MAX_MS = 1500
+#: On a standalone cluster the harness started (``master="standalone:W"``): percentage of soft faults at named
+#: points drawn as a ``kill_worker`` or ``kill_master`` instead (shrinking leads away from them, to a raise).
+CLUSTER_SHARE = 30
 #: ``(seed, rows per round) -> {batch id: [(wrapper, partition, step count), ...]}``: a census of that data.
 StepCensus = Callable[[int, Sequence[Sequence[int]], int | None], Mapping[int, Sequence[tuple[str, int | None, int]]]]
 
@@ -55,7 +59,8 @@ def chaos_specs(
     """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
     1..``max_faults`` faults (every example exercises a fault) at distinct (batch, point) pairs, each a hard kill
     with probability ``hard_kill_ratio`` (always at the scenario's ``kill_only_points``), and optionally one
-    nemesis from ``nemesis``.
+    nemesis from ``nemesis``. On a ``standalone:W`` master some soft faults are drawn as ``kill_worker`` or
+    ``kill_master`` (:data:`CLUSTER_SHARE`).
     ``ref`` is how the spec names the scenario (default its name; a user's
     pipeline is named by import path, ``package.module:ATTRIBUTE``).
 
@@ -125,6 +130,9 @@ def chaos_specs(
                 continue
             # The checkpoint watcher reaches some points for a source without hooks of its own; it cannot raise.
             action = "kill_process_group" if hard or point in scenario.kill_only_points else "raise"
+            cluster = action == "raise" and point != STEP_POINT and is_standalone(master)
+            if cluster and draw(st.integers(0, 99)) >= 100 - CLUSTER_SHARE:
+                action = draw(st.sampled_from(CLUSTER_ACTIONS))
             if point == STEP_POINT:
                 faults.append(
                     FaultRule(f"h{i + 1}", point, batch, partition, action=action, step=step, wrapper=wrapper)

@@ -7,14 +7,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 
 from fault_injectors.crash import CLUSTER_FILE_ENV, InjectedFault, kill_cluster_daemon
 from fault_injectors.plan import FaultRule
 from harness.engine.spec import RunSpec
 from harness.spark.standalone import cluster_master, executor_env_confs, is_standalone, parse_standalone
+from scenarios import get_scenario
+from scenarios.strategies import chaos_specs
 
 
 def test_standalone_masters_are_parsed_and_bad_ones_say_what_to_give() -> None:
@@ -77,3 +81,24 @@ def test_kill_worker_and_kill_master_sigkill_the_named_daemons_group(
         for proc in (master, first, second):
             proc.kill()
             proc.wait()
+
+
+def _actions(master: str, n: int = 150) -> Counter[str]:
+    scenario = get_scenario("file_sink_stateless")
+    seen: Counter[str] = Counter()
+
+    @settings(max_examples=n, database=None, derandomize=True, deadline=None)
+    @given(chaos_specs(scenario, max_rounds=2, max_faults=3, hard_kill_ratio=0.2, master=master))
+    def draw(spec: RunSpec) -> None:
+        RunSpec.from_dict(json.loads(spec.to_json()))  # every drawn spec is valid for its master
+        seen.update(r.action for r in spec.extra_faults)
+
+    draw()
+    return seen
+
+
+def test_chaos_draws_daemon_kills_on_the_standalone_cluster_only() -> None:
+    on_cluster, local = _actions("standalone:2"), _actions("local[2]")
+    assert on_cluster["kill_worker"] > 0 and on_cluster["kill_master"] > 0, on_cluster
+    assert on_cluster["raise"] > on_cluster["kill_worker"]  # a share of the soft faults, not all of them
+    assert local["kill_worker"] == local["kill_master"] == 0 and local["raise"] > 0, local
