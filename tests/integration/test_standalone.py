@@ -11,16 +11,28 @@ from typing import Any
 
 import pytest
 
-from tests.integration.clirun import harness_json, leftover_processes
+from harness.spark.procs import RUN_TOKEN_ENV
+from harness.spark.session import spark_env
+from harness.spark.standalone import StandaloneCluster
+from tests.integration.clirun import TOKEN_PREFIX, harness_json, leftover_processes
 
 DAEMONS = ("org.apache.spark.deploy.master.Master", "org.apache.spark.deploy.worker.Worker")
 
 
 def cluster_processes(where: Path) -> list[str]:
-    """``ps`` lines of a master, worker or executor whose command line names ``where`` (the run's directory)."""
+    """``ps`` lines of a master, worker or executor of this test: its command line names ``where`` (a daemon's
+    properties file) or its environment carries this session's run-token prefix (an executor)."""
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout.splitlines()
     kinds = (*DAEMONS, "CoarseGrainedExecutorBackend")
-    return [line for line in ps if any(k in line for k in kinds) and str(where) in line]
+
+    def ours(line: str) -> bool:
+        try:
+            env = Path(f"/proc/{line.split()[0]}/environ").read_bytes()
+        except OSError:
+            return False
+        return str(where) in line or f"{RUN_TOKEN_ENV}={TOKEN_PREFIX}".encode() in env
+
+    return [line for line in ps if any(k in line for k in kinds) and ours(line)]
 
 
 @pytest.fixture(autouse=True)
@@ -50,12 +62,22 @@ def test_file_sink_holds_under_driver_kills_a_worker_kill_and_a_master_kill(tmp_
     assert "replay: .venv/bin/python -m harness run file_sink_stateless --seed 4" in log and "standalone:2" in log
 
 
-def test_naive_foreach_batch_is_caught_on_the_standalone_backend(tmp_path: Path) -> None:
-    args = ("run", "foreachbatch_append_naive", "--seed", "3", "--kills", "0", "--rounds", "1", "--kill",
-            "sink.commit.after:0", "--cluster", "standalone:2", "--run-dir", str(tmp_path / "run"))  # fmt: skip
-    rc, doc, log = harness_json(tmp_path / "r.json", *args)
-    assert rc == 1 and doc["verdict"] == "violated", log
-    kinds = {a["kind"] for a in doc["anomalies"]}
-    assert kinds == {"duplicate"} and {a["batch_id"] for a in doc["anomalies"]} == {0}, doc["anomaly_counts"]
-    executors = list((tmp_path / "run" / "logs" / "cluster").glob("worker-*/app-*/*/stderr"))
-    assert executors, "the batches ran on the workers' executors"
+def test_naive_foreach_batch_is_caught_on_an_existing_standalone_cluster(tmp_path: Path) -> None:
+    """``--master spark://HOST:PORT``: a cluster that was already running (started here, as an operator would)
+    runs the query; the at-least-once sink is caught, and the driver's executors die with it."""
+    cluster = StandaloneCluster(2, tmp_path / "cluster", TOKEN_PREFIX + "cluster", spark_env())
+    try:
+        cluster.start()
+        args = ("run", "foreachbatch_append_naive", "--seed", "3", "--kills", "0", "--rounds", "1", "--kill",
+                "sink.commit.after:0", "--master", cluster.url, "--run-dir", str(tmp_path / "run"))  # fmt: skip
+        rc, doc, log = harness_json(tmp_path / "r.json", *args)
+        assert rc == 1 and doc["verdict"] == "violated", log
+        kinds = {a["kind"] for a in doc["anomalies"]}
+        assert kinds == {"duplicate"} and {a["batch_id"] for a in doc["anomalies"]} == {0}, doc["anomaly_counts"]
+        assert len(list((tmp_path / "run").glob("logs/driver-*.log"))) == 2
+        executors = list((tmp_path / "cluster").glob("worker-*/app-*/*/stderr"))
+        assert executors, "the batches ran on the cluster's executors"
+        assert not [p for p in cluster_processes(tmp_path) if "CoarseGrainedExecutorBackend" in p]  # none left
+        assert cluster.restarts == []  # no daemon was lost
+    finally:
+        cluster.close()
