@@ -165,6 +165,17 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
         shard = _shard_option(request.config)
         if result is None and "source" in spec and shard is not None and shard.index != 1:
             pytest.skip(f"a campaign over a source is not split into shards: shard 1/{shard.count} runs it whole")
+        if result is None and shard is not None:
+            from harness.chaos.shards import idle_shard_message, shard_blocks
+
+            if opt("--harness-seed") is None and "seed" not in spec:
+                pytest.fail(
+                    f"--harness-shard {shard} needs a seed every shard shares: give --harness-seed N "
+                    "(or seed= on the chaos marker)",
+                    pytrace=False,
+                )
+            if "scenario" in spec and not shard_blocks(seed, profile.examples, shard):
+                pytest.skip(idle_shard_message(profile.examples, shard))
         if result is None and "source" in spec:
             from harness.conformance.source_campaign import run_source_campaign
             from harness.conformance.source_schedule import SourceSubject, as_ref

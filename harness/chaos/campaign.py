@@ -21,6 +21,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis.database import ExampleDatabase
+from hypothesis.errors import Unsatisfiable
 
 from fault_injectors.plan import STEP_POINT, TIMED_POINT
 from harness.chaos.bundle import write_bundle
@@ -65,6 +66,7 @@ def run_campaign(
     steps: bool | None = None,
     shard: Shard | None = None,
     database: str | Path | ExampleDatabase | None = None,
+    one_run: bool = False,
 ) -> CampaignResult:
     """Run ``profile.examples`` generated schedules of ``scenario_name``, block by block
     (:mod:`harness.chaos.shards`; only shard ``shard``'s blocks when given); stop at the first violation,
@@ -74,6 +76,8 @@ def run_campaign(
     ``database`` (a directory, ``redis://...``, ``module:ATTRIBUTE`` or an ``ExampleDatabase``; see
     :mod:`harness.chaos.database`) keeps the failures Hypothesis shrank, under this campaign's key, and
     replays the saved ones first in every block; without it the seed alone decides the examples.
+    ``one_run``: all the examples as one Hypothesis run of ``seed_value`` (a ``--workers`` worker's share,
+    :mod:`harness.chaos.parallel`), not blocks.
 
     ``steps`` (default: the scenario's ``sink_steps``) also draws ``sink.step`` faults inside the sink's
     own code, from an exact census of each drawn example's data (one fault-free run per distinct seed and
@@ -84,15 +88,17 @@ def run_campaign(
     scenario = get_scenario(scenario_name)
     work_dir.mkdir(parents=True, exist_ok=True)
     result = CampaignResult(scenario_name, scenario.guarantee, seed_value, profile, master=master, nemesis=nemesis)
-    blocks = shard_blocks(seed_value, profile.examples, shard)
+    blocks = [Block(0, seed_value, profile.examples)] if one_run else shard_blocks(seed_value, profile.examples, shard)
     result.shard, result.blocks = (str(shard) if shard else None), [b.index for b in blocks]
     db = database if isinstance(database, ExampleDatabase) or database is None else open_database(database)
-    db_key = campaign_key(scenario_name, profile, nemesis, master)
+    draws_steps = scenario.sink_steps if steps is None else steps
+    db_key = campaign_key(scenario_name, profile, nemesis, master, draws_steps)
     if shard is not None and not blocks:
         result.error = idle_shard_message(profile.examples, shard)
         return result
     if db is not None:
-        result.database = describe_database(database) if not isinstance(database, ExampleDatabase) else repr(db)
+        named = not isinstance(database, ExampleDatabase)
+        result.database = describe_database(database) if named else f"<{type(db).__name__}>"
         result.replayed_first = saved_failures(db, db_key)
         say(f"example database {result.database}: {result.replayed_first} saved failure(s) replayed first")
     planned = sum(b.examples for b in blocks)
@@ -103,14 +109,21 @@ def run_campaign(
     own_pool = pool is None
     pool = pool or DriverPool(work_dir / "logs", master, {}, standby=True)
     starts_before = pool.incarnations
-    census = (
-        CensusCache(scenario_name, pool, work_dir, say) if (scenario.sink_steps if steps is None else steps) else None
-    )
+    census = CensusCache(scenario_name, pool, work_dir, say) if draws_steps else None
+
+    #: The first harness failure (not a property violation). It is never raised into Hypothesis, which would
+    #: shrink it and save it in the shared example database: every later example is rejected instead.
+    infra: list[str] = []
 
     def census_within_budget(seed_: int, rows: Any, batch_rows: int | None = None) -> Any:
+        assume(not infra)
         spent = shrinking_since and time.monotonic() - shrinking_since[0] > profile.shrink_budget_s
         assume(not spent or census.has(seed_, rows, batch_rows))  # type: ignore[union-attr]
-        return census(seed_, rows, batch_rows)  # type: ignore[misc]
+        try:
+            return census(seed_, rows, batch_rows)  # type: ignore[misc]
+        except CensusError as exc:
+            infra.append(str(exc))
+            assume(False)
 
     strategy = chaos_specs(
         scenario,
@@ -127,6 +140,7 @@ def run_campaign(
     )
 
     def play(spec: RunSpec) -> None:
+        assume(not infra)
         key = spec.to_json()
         if key not in cache:
             if shrinking_since and time.monotonic() - shrinking_since[0] > profile.shrink_budget_s:
@@ -156,7 +170,8 @@ def run_campaign(
             say(f"          discarded: {'; '.join(r.describe() + r.why_unfired() for r in outcome.unfired)}")
             assume(False)
         if outcome.error and not outcome.query_failed:
-            raise CampaignInfraError(outcome.error)
+            infra.append(outcome.error)
+            assume(False)
         if _violates(outcome):
             record = next(r for r in result.examples if r.spec == outcome.spec)
             failing.append((outcome, report, record))
@@ -167,11 +182,22 @@ def run_campaign(
 
     try:
         for block in blocks:
-            _block_test(strategy, play, block, db, db_key)()
-    except AssertionError:
-        outcome, report, record = failing[-1]
-        result.failure, result.failure_report = record, report
-        result.bundle = write_bundle(outcome, work_dir / "bundle", report)
+            try:
+                _block_test(strategy, play, block, db, db_key)()
+            except Unsatisfiable:
+                if not infra:
+                    raise CampaignInfraError(
+                        f"block {block.index} (seed {block.seed}): every example was discarded (see the lines above)"
+                    ) from None
+            if infra:
+                raise CampaignInfraError(infra[0])
+    except AssertionError as exc:
+        if failing:
+            outcome, report, record = failing[-1]
+            result.failure, result.failure_report = record, report
+            result.bundle = write_bundle(outcome, work_dir / "bundle", report)
+        else:
+            result.error = f"the campaign failed outside its examples: {exc}"
     except (CampaignInfraError, CensusError) as exc:
         result.error = str(exc)
     finally:

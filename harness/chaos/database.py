@@ -9,7 +9,8 @@ replayed as this one's.
 ``--database`` takes a directory (Hypothesis's ``DirectoryBasedExampleDatabase``, safe for concurrent
 writers), a Redis URL ``redis://HOST:PORT/DB`` (``hypothesis[redis]``'s ``RedisExampleDatabase``, for shards
 running at the same time on different machines), or ``module:ATTRIBUTE`` naming any ``ExampleDatabase`` or a
-function returning one (e.g. Hypothesis's ``GitHubArtifactDatabase``).
+function of no arguments returning one (e.g. a function of yours returning Hypothesis's
+``GitHubArtifactDatabase(owner, repo)``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,10 @@ def _redis(url: str) -> ExampleDatabase:
         raise DatabaseError(
             f"--database {url}: the redis client is not installed; pip install 'hypothesis[redis]'"
         ) from None
-    client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=30)
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=30)
+    except ValueError as exc:
+        raise DatabaseError(f"--database {url}: not a Redis URL ({exc}); give redis://HOST:PORT/DB") from None
     try:
         client.ping()
     except redis.RedisError as exc:
@@ -69,18 +73,25 @@ def _imported(ref: str) -> ExampleDatabase:
     module, _, attribute = ref.partition(":")
     try:
         found: Any = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError) as exc:
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:
         raise DatabaseError(f"--database {ref}: cannot import it ({exc}); give a directory, redis://... or "
                             "module:ATTRIBUTE naming an ExampleDatabase") from None  # fmt: skip
-    database = found() if callable(found) and not isinstance(found, ExampleDatabase) else found
+    try:
+        database = found() if callable(found) and not isinstance(found, ExampleDatabase) else found
+    except TypeError as exc:
+        raise DatabaseError(
+            f"--database {ref}: cannot call it without arguments ({exc}); name a function of no arguments that "
+            "returns the database (e.g. one returning GitHubArtifactDatabase(owner, repo))"
+        ) from None
     if not isinstance(database, ExampleDatabase):
         raise DatabaseError(f"--database {ref}: is a {type(database).__name__}, not a Hypothesis ExampleDatabase")
     return database
 
 
-def campaign_key(scenario: str, profile: Profile, nemesis: tuple[str, ...], master: str) -> bytes:
+def campaign_key(scenario: str, profile: Profile, nemesis: tuple[str, ...], master: str, steps: bool = False) -> bytes:
     """The database key of a campaign's examples: equal for every shard, block, seed and example count of one
-    campaign shape, different when the same choices would draw another schedule."""
+    campaign shape, different when the same choices would draw another schedule (the nemesis list in its
+    order: the strategy samples from it as given; ``steps``: whether ``sink.step`` faults are drawn)."""
     shape = {
         "scenario": scenario,
         "max_rounds": profile.max_rounds,
@@ -89,8 +100,9 @@ def campaign_key(scenario: str, profile: Profile, nemesis: tuple[str, ...], mast
         "timed_kills": profile.timed_kills,
         "volume": profile.volume,
         "batch_rows": profile.batch_rows,
-        "nemesis": sorted(nemesis),
+        "nemesis": list(nemesis),
         "master": master,
+        "steps": steps,
     }
     return b"harness-chaos:" + hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:32].encode()
 

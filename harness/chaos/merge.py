@@ -35,6 +35,8 @@ class Merged:
     shards: int
     results: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    #: Result files given that do not exist (a shard job that wrote none); their shards are among ``missing``.
+    absent: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -61,9 +63,12 @@ def load_result(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _shard_of(doc: dict[str, Any]) -> tuple[int, int]:
+def _shard_of(doc: dict[str, Any], path: Path | None = None) -> tuple[int, int]:
     text = doc.get("shard") or "1/1"
-    index, count = (int(p) for p in str(text).split("/"))
+    try:
+        index, count = (int(p) for p in str(text).split("/"))
+    except ValueError:
+        raise MergeError(f"{path}: its shard {text!r} is not I/N; was the file edited?") from None
     return index, count
 
 
@@ -71,9 +76,12 @@ def merge_results(paths: list[Path]) -> Merged:
     """The campaign the shard results at ``paths`` make up (see the module docstring)."""
     if not paths:
         raise MergeError("give the shards' result files (chaos --shard I/N --json PATH), one or more")
-    docs = [(path, load_result(path)) for path in paths]
+    absent = [str(path) for path in paths if not path.exists()]
+    docs = [(path, load_result(path)) for path in paths if path.exists()]
+    if not docs:
+        raise MergeError(f"none of the result files exists ({', '.join(absent)}); did the shard jobs run?")
     first_path, first = docs[0]
-    count = _shard_of(first)[1]
+    count = _shard_of(first, first_path)[1]
     seen: dict[int, Path] = {}
     for path, doc in docs:
         for key in SAME:
@@ -82,7 +90,7 @@ def merge_results(paths: list[Path]) -> Merged:
                     f"{path}: {key} is {doc.get(key)!r} but {first_path} has {first.get(key)!r}; "
                     "merge only the shards of one campaign"
                 )
-        index, n = _shard_of(doc)
+        index, n = _shard_of(doc, path)
         if n != count:
             raise MergeError(f"{path}: shard {index}/{n} but {first_path} is one of {count} shards")
         if index in seen:
@@ -90,6 +98,7 @@ def merge_results(paths: list[Path]) -> Merged:
         seen[index] = path
     merged = Merged({key: first.get(key) for key in SAME}, count, sorted(docs, key=lambda d: _shard_of(d[1])[0]))
     merged.missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
+    merged.absent = absent
     return merged
 
 
@@ -102,6 +111,7 @@ def merged_doc(merged: Merged) -> dict[str, Any]:
         "shards": merged.shards,
         "verdict": merged.verdict,
         "missing": merged.missing,
+        "absent_files": merged.absent,
         "examples": sum(d.get("examples", 0) for d in docs),
         "faults_fired": sum(d.get("faults_fired", 0) for d in docs),
         "duration_s": round(sum(d.get("duration_s", 0.0) for d in docs), 1),
@@ -141,6 +151,7 @@ def render_merged(merged: Merged) -> str:
         what = entry["summary"] or (entry["error"] or "").split("\n")[0] or "no violation"
         lines.append(f"  shard {entry['shard'] or '1/1':<6} {entry['verdict']:<12} {entry['examples']:>4} ex  {what}")
     lines += [f"  shard {m:<6} missing: no result was given for it" for m in merged.missing]
+    lines += [f"  (not found: {path})" for path in merged.absent]
     for failure in doc["failures"]:
         if failure["bundle"]:
             lines.append(f"replay: .venv/bin/python -m harness replay {failure['bundle']}")

@@ -25,8 +25,8 @@ from harness.chaos.profiles import Profile
 from harness.chaos.result import CampaignResult
 from harness.chaos.shards import block_seed
 
-#: Campaign seed of worker ``index``: ``seed`` itself for worker 0, so one worker == a plain campaign (the
-#: seeds of a sharded campaign's blocks, the same function).
+#: Campaign seed of worker ``index``: ``seed`` itself for worker 0. A worker runs its share as one Hypothesis run
+#: of that seed (``one_run``), so the seeds of the workers never meet the seeds of a worker's own blocks.
 worker_seed = block_seed
 
 
@@ -43,7 +43,7 @@ def _worker(
         print(f"[w{index}] {message}", file=sys.stderr, flush=True)
 
     return run_campaign(scenario, seed_value=seed, profile=profile, work_dir=work_dir, echo=echo, nemesis=nemesis,
-                        master=master)  # fmt: skip
+                        master=master, one_run=True)  # fmt: skip
 
 
 def run_parallel_campaign(

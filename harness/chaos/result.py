@@ -148,7 +148,7 @@ def rerun_command(result: CampaignResult) -> str:
         f".venv/bin/python -m harness chaos {result.scenario} --examples {profile.examples} "
         f"--seed {result.seed} --profile {profile.name}"
         + (f" --shard {result.shard}" if result.shard else "")
-        + (f" --database {result.database}" if result.database else "")
+        + (f" --database {result.database}" if result.database and not result.database.startswith("<") else "")
         + (f" --nemesis {','.join(result.nemesis)}" if result.nemesis else "")
         + (f" --workers {result.workers}" if result.workers > 1 else "")
         + (f" --master {result.master}" if result.master != "local[2]" else "")

@@ -112,8 +112,10 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         shard = Shard.parse(args.shard) if args.shard else None
     except ValueError as exc:
         return _fail(str(exc))
-    if shard is not None and args.workers > 1:
-        return _fail("--shard and --workers do not combine: run one shard per job (a CI matrix entry each)")
+    if (shard is not None or args.database) and args.workers > 1:
+        return _fail("--shard and --database do not combine with --workers: run one shard per job (a CI matrix entry)")
+    if shard is not None and args.seed is None:
+        return _fail("--shard needs --seed: every shard of a campaign must draw from the same seed")
     if shard is not None and not shard_blocks(0, profile.examples, shard):
         return _fail(idle_shard_message(profile.examples, shard))
     try:

@@ -15,7 +15,7 @@ from typing import Any
 from harness.engine.driverproc import DriverProcess
 from harness.spark.procs import kill_token, new_token
 from harness.spark.session import spark_env
-from harness.spark.standalone import StandaloneCluster, is_standalone, parse_standalone
+from harness.spark.standalone import CLUSTER_FILE_ENV, StandaloneCluster, is_standalone, parse_standalone
 
 STARTUP_TIMEOUT_S = 180.0
 
@@ -63,6 +63,8 @@ class DriverPool:
     def _spawn(self) -> DriverProcess:
         master = self.master
         if self.cluster is not None:
+            if self.cluster.broken:
+                raise DriverStartError(self.cluster.broken)
             if not self.cluster.procs:
                 try:
                     self.cluster.start()
@@ -72,7 +74,7 @@ class DriverPool:
             master = self.cluster.url
         self.incarnations += 1
         n = self.incarnations
-        env = {"HARNESS_CLUSTER_FILE": str(self.cluster.file)} if self.cluster is not None else {}
+        env = {CLUSTER_FILE_ENV: str(self.cluster.file)} if self.cluster is not None else {}
         return DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", master, self.confs, env)
 
     @staticmethod

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.crash import CLUSTER_FILE_ENV
-from harness.spark.connect import free_port
+from harness.spark.connect import free_port, inner_master, is_connect
 from harness.spark.procs import RUN_TOKEN_ENV, kill_group, kill_token
 
 STANDALONE_PREFIX = "standalone:"
@@ -34,6 +34,9 @@ STANDALONE_PREFIX = "standalone:"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 START_TIMEOUT_S = 120.0
+#: A daemon restarted this often within :data:`CRASH_WINDOW_S` is given up on (it cannot start), not looped.
+MAX_RESTARTS = 5
+CRASH_WINDOW_S = 60.0
 #: Daemon settings: no REST submission server (its fixed port 6066 would clash between clusters), quiet logs.
 DAEMON_PROPERTIES = {"spark.master.rest.enabled": "false", "spark.log.level": "WARN"}
 #: Settings of an application on the cluster: small executors, one core each.
@@ -71,6 +74,10 @@ def cluster_master(cluster: str | None, master: str) -> str:
     """The master a command runs: ``cluster`` when given (``master`` must then be the default), else ``master``;
     ``ValueError`` saying what to give otherwise."""
     if cluster is None:
+        if is_standalone(inner_master(master)):
+            if is_connect(master):
+                raise ValueError(f"{master}: a standalone cluster the harness starts is not run through --remote")
+            parse_standalone(master)
         return master
     if master not in ("local[2]", cluster):
         raise ValueError(
@@ -102,12 +109,14 @@ class StandaloneCluster:
         self.env = {**env, RUN_TOKEN_ENV: token, CLUSTER_FILE_ENV: str(self.file)}
         self.env.setdefault("SPARK_HOME", os.path.dirname(pyspark.__file__))
         self.token = token
-        self.port = free_port()
+        self.port = 0  # chosen free when the cluster starts
         self.props = self.dir / "daemon.properties"
         self.props.write_text("".join(f"{k} {v}\n" for k, v in DAEMON_PROPERTIES.items()))
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         #: Every restart the supervisor made: (daemon name, seconds since the cluster started).
         self.restarts: list[tuple[str, float]] = []
+        #: Why the cluster is unusable (a daemon that kept exiting); ``None`` while it is fine.
+        self.broken: str | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._started = time.monotonic()
@@ -150,7 +159,10 @@ class StandaloneCluster:
 
     def start(self) -> None:
         """Start the master, then the workers; return once every worker registered (``ClusterError`` naming
-        the log otherwise), and start the supervisor."""
+        the log otherwise), and start the supervisor. A cluster that was closed does not start again."""
+        if self._stop.is_set():
+            raise ClusterError(self.broken or "the standalone cluster was closed")
+        self.port = free_port()
         self._spawn("master")
         for name in self.names()[1:]:
             self._spawn(name)
@@ -178,23 +190,36 @@ class StandaloneCluster:
                 if self._stop.is_set():
                     return
                 for name, proc in list(self.procs.items()):
-                    if proc.poll() is not None:
-                        self.restarts.append((name, round(time.monotonic() - self._started, 1)))
-                        with open(self.dir / f"{name}.log", "ab") as log:
-                            log.write(f"\nharness: {name} exited ({proc.returncode}); restarting it\n".encode())
-                        self._spawn(name)
+                    if proc.poll() is None:
+                        continue
+                    now = round(time.monotonic() - self._started, 1)
+                    recent = [t for n, t in self.restarts if n == name and now - t < CRASH_WINDOW_S]
+                    with open(self.dir / f"{name}.log", "ab") as log:
+                        if len(recent) >= MAX_RESTARTS:
+                            self.broken = (
+                                f"Spark standalone {name} exited {len(recent) + 1} times within "
+                                f"{CRASH_WINDOW_S:.0f} s; not restarting it. Its log: {self.dir}/{name}.log"
+                            )
+                            log.write(f"\nharness: {self.broken}\n".encode())
+                            del self.procs[name]
+                            continue
+                        log.write(f"\nharness: {name} exited ({proc.returncode}); restarting it\n".encode())
+                    self.restarts.append((name, now))
+                    self._spawn(name)
 
     def pids(self) -> dict[str, int]:
         return {name: proc.pid for name, proc in self.procs.items()}
 
     def close(self) -> None:
         """Stop the supervisor, SIGKILL every daemon's group (the workers' executors with them) and every process
-        of the cluster's token; wait for them."""
+        of the cluster's token; wait for them. Idempotent; a closed cluster does not start again."""
         self._stop.set()
         with self._lock:
-            for proc in self.procs.values():
-                kill_group(proc.pid)
-            for proc in self.procs.values():
+            procs, self.procs = list(self.procs.values()), {}
+            for proc in procs:
+                if proc.poll() is None:
+                    kill_group(proc.pid)
+            for proc in procs:
                 try:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
@@ -202,4 +227,5 @@ class StandaloneCluster:
                     proc.wait()
         if self._thread is not None:
             self._thread.join(timeout=5)
+            self._thread = None
         kill_token(self.token)

@@ -1,35 +1,56 @@
-"""The README's "Running in CI" matrix job, run as written: two shards of a 20-example campaign over the
-at-least-once ``foreachBatch`` sink share one example database; the first finds and shrinks the duplicate, the
-second (the rerun a later CI run is) replays that failure as its first example; ``merge``, run where the
-artifacts were downloaded, gives one verdict, one JSON and one HTML page that Chromium renders."""
+"""The README's "Running in CI" matrix job, its ``run:`` lines executed in bash as a runner does: run 1's shard 1
+finds and shrinks the duplicate of the at-least-once ``foreachBatch`` sink and saves it in its example database;
+run 1's merge job assembles the shards' artifacts (results, bundles, database) and gives a verdict although
+shard 2's job left nothing; run 2's shard 2 restores that database (the cache) and replays the failure as its
+first example; ``merge`` of the two shards gives one verdict, one JSON and one HTML page Chromium renders."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
-import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.integration.clirun import ROOT, assert_renders, harness, leftover_processes
+from harness.spark.procs import TOKEN_PREFIX_ENV
+from tests.integration import clirun
+from tests.integration.clirun import ROOT, TOKEN_PREFIX, assert_renders, leftover_processes
 
 MATRIX = "${{ matrix.shard }}"
+DATABASE = Path(".harness") / "examples"
+
+
+def readme_job() -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### Sharded campaigns") :]
+    return section.split("```yaml", 1)[1].split("```", 1)[0]
 
 
 def readme_ci_commands() -> tuple[str, str]:
     """The job's two ``run: python -m harness ...`` lines: the shard's campaign and the merge."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### Sharded campaigns") :]
-    job = section.split("```yaml", 1)[1].split("```", 1)[0]
-    runs = [line.split("run: ", 1)[1] for line in job.splitlines() if "run: python -m harness " in line]
+    runs = [line.split("run: ", 1)[1] for line in readme_job().splitlines() if "run: python -m harness " in line]
     assert len(runs) == 2 and MATRIX in runs[0] and " merge " in runs[1], runs
     return runs[0], runs[1]
 
 
-def _args(command: str, shard: int | None = None) -> list[str]:
-    words = shlex.split(command.replace(MATRIX, str(shard)) if shard else command)
-    assert words[:3] == ["python", "-m", "harness"], words
-    return words[3:]
+def bash(line: str, cwd: Path, shard: int | None = None) -> tuple[int, str, str]:
+    """A ``run:`` line in bash in ``cwd`` (``python`` is this interpreter; the matrix value substituted)."""
+    env = {**os.environ, TOKEN_PREFIX_ENV: TOKEN_PREFIX, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    if clirun.CHILD_TMPDIR is not None:
+        env["TMPDIR"] = str(clirun.CHILD_TMPDIR)
+    command = line.replace(MATRIX, str(shard)) if shard is not None else line
+    proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def download(artifacts: list[Path], into: Path) -> None:
+    """``download-artifact`` with ``merge-multiple``: every job's ``out/`` and database in one tree."""
+    for job in artifacts:
+        for part in ("out", str(DATABASE)):
+            if (job / part).exists():
+                shutil.copytree(job / part, into / part, dirs_exist_ok=True)
 
 
 def _first_example(stderr: str) -> str:
@@ -38,34 +59,45 @@ def _first_example(stderr: str) -> str:
     return re.split(r"\s(?:violated|exactly-once)\s+", line, maxsplit=1)[1].strip()
 
 
-def test_the_readme_ci_matrix_shards_share_a_failure_and_merge_to_one_verdict(tmp_path: Path) -> None:
+def test_the_readme_ci_matrix_shares_a_failure_across_runs_and_merges_to_one_verdict(tmp_path: Path) -> None:
+    job = readme_job()
+    for needed in ("actions/cache/restore@v4", "actions/cache/save@v4", "include-hidden-files: true",
+                   "merge-multiple: true", f"path: {DATABASE}"):  # fmt: skip
+        assert needed in job, f"the README job lost {needed!r}: the database would not reach the next run"
+    assert job.index("actions/cache/save@v4") > job.index(" merge ") and "if: always()" in job.split("cache/save")[1]
     chaos, merge = readme_ci_commands()
-    runner = tmp_path / "runner"  # the CI job's checkout: out/ and the cached .harness/examples live here
-    runner.mkdir()
-    rc1, _, err1 = harness(*_args(chaos, 1), cwd=runner)
-    first = json.loads((runner / "out" / "shard-1.json").read_text())
-    assert rc1 == 1 and first["verdict"] == "violated", err1[-3000:]
+
+    shard1 = tmp_path / "run1-shard1"  # run 1: shard 1's job (shard 2's job left nothing: it was cancelled)
+    shard1.mkdir()
+    rc, _, err = bash(chaos, shard1, 1)
+    first = json.loads((shard1 / "out" / "shard-1.json").read_text())
+    assert rc == 1 and first["verdict"] == "violated", err[-3000:]
     assert first["shard"] == "1/2" and first["blocks"] == [0] and first["replayed_first"] == 0
-    assert "example database .harness/examples: 0 saved failure(s) replayed first" in err1
-    assert (runner / ".harness" / "examples").is_dir()
 
-    rc2, out2, err2 = harness(*_args(chaos, 2), cwd=runner)
-    second = json.loads((runner / "out" / "shard-2.json").read_text())
-    assert rc2 == 1 and second["verdict"] == "violated", err2[-3000:]
+    merge1 = tmp_path / "run1-merge"  # run 1's merge job: the violation stands, shard 2 is named missing
+    download([shard1], merge1)
+    rc, out, _ = bash(merge, merge1)
+    assert rc == 1 and out.startswith("violated: ") and "shard 2/2    missing" in out, out
+    cache = merge1 / DATABASE  # what actions/cache/save keeps for the next run
+
+    shard2 = tmp_path / "run2-shard2"  # run 2: shard 2's job restores the cache first
+    shutil.copytree(cache, shard2 / DATABASE)
+    rc, out, err = bash(chaos, shard2, 2)
+    second = json.loads((shard2 / "out" / "shard-2.json").read_text())
+    assert rc == 1 and second["verdict"] == "violated", err[-3000:]
     assert second["blocks"] == [1] and second["replayed_first"] >= 1
-    # the failure shard 1 shrank is shard 2's first example, before anything of its own block
-    assert _first_example(err2) == first["minimal_schedule"], (err2[:2000], first["minimal_schedule"])
-    assert "shard             2/2: block(s) 1" in out2
+    assert _first_example(err) == first["minimal_schedule"], (err[:2000], first["minimal_schedule"])
+    assert "shard             2/2: block(s) 1" in out
 
-    downloaded = tmp_path / "merge-job"  # the merge job: the shards' artifacts downloaded into out/
-    shutil.copytree(runner / "out", downloaded / "out")
-    shutil.rmtree(runner / "out")
-    rc, out, _ = harness(*_args(merge), cwd=downloaded)
+    final = tmp_path / "merge"  # both shards' artifacts, downloaded where neither ran
+    download([shard1, shard2], final)
+    shutil.rmtree(shard1 / "out")
+    rc, out, _ = bash(merge, final)
     assert rc == 1 and out.startswith("violated: campaign foreachbatch_append_naive (seed 1, profile ci, 20"), out
-    merged = json.loads((downloaded / "out" / "merged.json").read_text())
+    merged = json.loads((final / "out" / "merged.json").read_text())
     assert merged["verdict"] == "violated" and merged["missing"] == [] and merged["shards"] == 2
     assert [f["shard"] for f in merged["failures"]] == ["1/2", "2/2"]
     for failure in merged["failures"]:  # linked inside the downloaded artifact, not where the shard ran
-        assert Path(failure["timeline"]).is_relative_to(downloaded) and Path(failure["timeline"]).exists()
+        assert Path(failure["timeline"]).is_relative_to(final) and Path(failure["timeline"]).exists()
     assert leftover_processes() == []
-    assert_renders(downloaded / "out" / "merged.html", tmp_path, "violated", "1/2", "2/2", "timeline")
+    assert_renders(final / "out" / "merged.html", tmp_path, "violated", "1/2", "2/2", "timeline")

@@ -5,6 +5,7 @@ the file named."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def shard_result(tmp_path: Path, index: int, verdict: str = "exactly-once", **ch
     for key, value in changes.items():
         setattr(result, key, value)
     path = tmp_path / f"shard{index}.json"
-    path.write_text(json.dumps(campaign_doc(result), default=str))
+    path.write_text(json.dumps(campaign_doc(result, tmp_path), default=str))
     return path
 
 
@@ -95,5 +96,26 @@ def test_the_merge_command_writes_one_verdict_json_and_html(tmp_path: Path, caps
     assert capsys.readouterr().out.startswith("violated: campaign foreachbatch_append_naive")
     assert json.loads((out / "m.json").read_text())["verdict"] == "violated"
     assert "<table" in (out / "m.html").read_text()
+    # a shard job that wrote no result: its shard is missing, the verdict stands on the others
     assert main(["merge", str(a), str(tmp_path / "nope.json")]) == 2
-    assert "nope.json: cannot read it" in capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert out.startswith("unknown: ") and "shard 2/2    missing" in out and "(not found: " in out
+    assert main(["merge", str(b), str(tmp_path / "nope.json")]) == 1
+    assert main(["merge", str(tmp_path / "nope.json")]) == 2
+    assert "none of the result files exists" in capsys.readouterr().err
+
+
+def test_bundles_are_found_beside_their_results_after_the_artifacts_moved(tmp_path: Path) -> None:
+    """A CI merge job downloads the shards' artifacts elsewhere: links follow the result files."""
+    ran = tmp_path / "runner"
+    ran.mkdir()
+    a, b = shard_result(ran, 1), shard_result(ran, 2, "violated")
+    downloaded = tmp_path / "downloaded"
+    shutil.copytree(ran, downloaded)
+    shutil.rmtree(ran)
+    merged = merge_results([downloaded / a.name, downloaded / b.name])
+    (failure,) = merged_doc(merged)["failures"]
+    assert failure["timeline"] == str((downloaded / "shard2" / "bundle" / "timeline.html").resolve())
+    assert failure["bundle"] == str((downloaded / "shard2" / "bundle").resolve())
+    kept = merge_results([shard_result(tmp_path, 2, "violated")])  # not moved: where the shard wrote it
+    assert merged_doc(kept)["failures"][0]["bundle"] == str((tmp_path / "shard2" / "bundle").resolve())

@@ -1,5 +1,6 @@
 """The pytest options of sharded campaigns reach every ``chaos_run``: ``--harness-shard I/N`` picks the shard's
-blocks (an idle shard is no verdict, said why), a source campaign runs whole in shard 1 only, and a bad
+blocks (a shard with none skips, saying why), it needs a seed every shard shares, a source campaign runs whole in
+shard 1 only, and a bad
 ``--harness-shard`` or ``--harness-database`` is a usage error naming what to give. No Spark is started: each
 campaign here stops before its first example."""
 
@@ -15,10 +16,14 @@ import pytest
 
 @pytest.mark.chaos(scenario="file_sink_stateless", examples=5, seed=3)
 def test_idle_shard(chaos_run):
-    result = chaos_run()
-    assert result.verdict == "unknown" and result.shard == "2/2" and result.blocks == []
-    assert "give --examples 20 or more for 2 shards" in result.error
-    assert result.database is None
+    chaos_run()
+    raise AssertionError("an idle shard must skip before any campaign runs")
+
+
+@pytest.mark.chaos(scenario="file_sink_stateless", examples=25)
+def test_no_seed(chaos_run):
+    chaos_run()
+    raise AssertionError("a shard without a shared seed must not run")
 
 
 @pytest.mark.chaos(source="examples/connectors/jsonl_source.py:JsonlSource", context="x.py:f")
@@ -31,8 +36,13 @@ def test_source(chaos_run):
 def test_the_shard_option_reaches_chaos_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user=USER_TESTS)
     result = pytester.runpytest("-p", "no:cacheprovider", "--harness-shard", "2/2", "-rs")
-    result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*a campaign over a source is not split into shards: shard 1/2 runs it whole*"])
+    result.assert_outcomes(failed=1, skipped=2)
+    for line in (
+        "*shard 2/2 has no examples: a campaign of 5 example(s) is 1 block(s)*give --examples 20 or more*",
+        "*a campaign over a source is not split into shards: shard 1/2 runs it whole*",
+        "*--harness-shard 2/2 needs a seed every shard shares: give --harness-seed N*",
+    ):
+        result.stdout.fnmatch_lines([line])
 
 
 @pytest.mark.parametrize(

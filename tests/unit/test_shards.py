@@ -112,6 +112,12 @@ def test_a_database_that_names_nothing_usable_is_refused_with_what_to_give(tmp_p
         open_database("no_such_module_xyz:DB")
     with pytest.raises(DatabaseError, match="not a Hypothesis ExampleDatabase"):
         open_database("harness.chaos.shards:BLOCK_EXAMPLES")
+    with pytest.raises(DatabaseError, match="cannot call it without arguments"):
+        open_database("hypothesis.database:GitHubArtifactDatabase")
+    with pytest.raises(DatabaseError, match="cannot import it"):
+        open_database(":X")
+    with pytest.raises(DatabaseError, match="not a Redis URL"):
+        open_database("redis://h:abc/0")
     assert isinstance(open_database("hypothesis.database:InMemoryExampleDatabase"), InMemoryExampleDatabase)
     assert describe_database("redis://user:secret@host:6379/0") == "redis://***@host:6379/0"
 
@@ -124,5 +130,9 @@ def test_every_shard_and_seed_of_a_campaign_shares_one_key_and_other_campaigns_d
         campaign_key("file_sink_stateless", CI.with_volume(100_000), (), "local[2]"),
         campaign_key("file_sink_stateless", CI, ("truncate_log",), "local[2]"),
         campaign_key("file_sink_stateless", get_profile("nightly"), (), "local[2]"),
+        campaign_key("file_sink_stateless", CI, (), "local[2]", steps=True),
     }
-    assert key not in others and len(others) == 4
+    assert key not in others and len(others) == 5
+    # the strategy samples nemesis actions in the order given: another order is another campaign
+    ab = campaign_key("file_sink_stateless", CI, ("truncate_latest_offsets", "empty_latest_commit"), "local[2]")
+    assert ab != campaign_key("file_sink_stateless", CI, ("empty_latest_commit", "truncate_latest_offsets"), "local[2]")

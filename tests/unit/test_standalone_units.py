@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -16,7 +17,14 @@ from hypothesis import given, settings
 from fault_injectors.crash import CLUSTER_FILE_ENV, InjectedFault, kill_cluster_daemon
 from fault_injectors.plan import FaultRule
 from harness.engine.spec import RunSpec
-from harness.spark.standalone import cluster_master, executor_env_confs, is_standalone, parse_standalone
+from harness.spark.standalone import (
+    ClusterError,
+    StandaloneCluster,
+    cluster_master,
+    executor_env_confs,
+    is_standalone,
+    parse_standalone,
+)
 from scenarios import get_scenario
 from scenarios.strategies import chaos_specs
 
@@ -102,3 +110,41 @@ def test_chaos_draws_daemon_kills_on_the_standalone_cluster_only() -> None:
     assert on_cluster["kill_worker"] > 0 and on_cluster["kill_master"] > 0, on_cluster
     assert on_cluster["raise"] > on_cluster["kill_worker"]  # a share of the soft faults, not all of them
     assert local["kill_worker"] == local["kill_master"] == 0 and local["raise"] > 0, local
+
+
+FAKE_SPARK_CLASS = """#!/bin/sh
+case "$1" in
+  *Master) sleep 0.3; exit 3 ;;
+  *Worker) echo "Successfully registered with master"; exec sleep 60 ;;
+esac
+"""
+
+
+def test_a_daemon_that_keeps_exiting_is_given_up_on_and_close_leaves_nothing(tmp_path: Path) -> None:
+    """The supervisor restarts a dead daemon, but not forever: a master that exits at every start (a fake
+    ``spark-class``: real processes, no Spark) makes the cluster ``broken``, with the log to read."""
+    home = tmp_path / "spark"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "spark-class").write_text(FAKE_SPARK_CLASS)
+    (home / "bin" / "spark-class").chmod(0o755)
+    env = {"SPARK_HOME": str(home), "PATH": "/usr/bin:/bin"}
+    cluster = StandaloneCluster(2, tmp_path / "cluster", "unit-test-cluster", env)
+    cluster.start()
+    workers = [p for n, p in cluster.procs.items() if n != "master"]
+    deadline = time.monotonic() + 30
+    while cluster.broken is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert cluster.broken is not None and "master exited 6 times within 60 s; not restarting it" in cluster.broken
+    assert [n for n, _ in cluster.restarts] == ["master"] * 5 and "master" not in cluster.procs
+    cluster.close()
+    assert all(p.poll() is not None for p in workers) and cluster.procs == {}
+    cluster.close()  # idempotent
+    with pytest.raises(ClusterError, match="master exited 6 times"):
+        cluster.start()
+
+
+def test_standalone_masters_given_as_master_are_checked_too() -> None:
+    with pytest.raises(ValueError, match="give standalone:W"):
+        cluster_master(None, "standalone:9")
+    with pytest.raises(ValueError, match="not run through --remote"):
+        cluster_master(None, "connect:standalone:2")
