@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from fault_injectors.nemesis import NEMESES
+from harness.cli.common import fail as _fail
 from harness.spark.connect import add_remote_argument
 from harness.spark.standalone import add_cluster_argument, cluster_master
 from harness.verdict.rowdiff import add_color_argument, use_color
@@ -243,8 +244,3 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
     if not keep and result.verdict == "exactly-once":
         shutil.rmtree(work, ignore_errors=True)
     return result.exit_code
-
-
-def _fail(message: str) -> int:
-    print(f"harness: {message}", file=sys.stderr)
-    return 2

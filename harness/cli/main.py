@@ -8,228 +8,24 @@ that never fired). Errors are one readable paragraph, never a traceback.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-import random
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from fault_injectors.nemesis import NEMESES
-from fault_injectors.plan import (
-    ACTIONS,
-    CRASH_POINTS,
-    STEP_POINT,
-    STEP_POINTS,
-    TIMED_POINT,
-    TIMED_POINTS,
-    FaultPlan,
-    FaultPlanError,
-    FaultRule,
-)
-from harness.spark.connect import add_remote_argument
-from harness.spark.standalone import add_cluster_argument, cluster_master
-from harness.verdict.rowdiff import add_color_argument, use_color
+from harness.cli.common import fail as _fail
+from harness.cli.run import add_run_arguments, cmd_list, cmd_run, parse_kill
+
+__all__ = ["COMMANDS", "build_parser", "main", "parse_kill"]
 
 #: Extra subcommands: name -> (add_arguments, handler). Other modules register here.
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
 
 
-def parse_kill(text: str) -> FaultRule:
-    """:func:`harness.engine.spec.parse_kill_argument` for argparse (its ``ValueError`` as an ``ArgumentTypeError``)."""
-    from harness.engine.spec import parse_kill_argument
-
-    try:
-        return parse_kill_argument(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _add_run(p: argparse.ArgumentParser) -> None:
-    p.add_argument("scenario", help="a built-in scenario (see `python -m harness list`)")
-    p.add_argument("--seed", type=int, default=None, help="seed for data and fault schedule (default: random, printed)")
-    p.add_argument(
-        "--kills", type=int, default=None, help="seeded SIGKILLs at crash points (default 3, or 0 with --kill)"
-    )
-    p.add_argument("--rounds", type=int, default=None, help="add-data/run rounds (default max(2, kills))")
-    p.add_argument(
-        "--volume",
-        type=int,
-        default=None,
-        metavar="ROWS",
-        help="rows of input in all, spread evenly over rounds and partitions (e.g. 1000000)",
-    )
-    p.add_argument(
-        "--batch-rows",
-        type=int,
-        default=None,
-        metavar="ROWS",
-        help="rows a batch may take (fewer: more batches; default the scenario's, or about 2 batches a round with "
-        "--volume)",
-    )
-    p.add_argument(
-        "--state-store",
-        default=None,
-        choices=("hdfs", "rocksdb", "rocksdb-changelog"),
-        help="state store of a stateful query (default Spark's, HDFS-backed)",
-    )
-    p.add_argument(
-        "--checkpoint-format", type=int, default=None, choices=(1, 2), help="state checkpoint format version"
-    )
-    p.add_argument("--shuffle-partitions", type=int, default=None, metavar="N", help="state store partitions")
-    p.add_argument(
-        "--kill",
-        action="append",
-        type=parse_kill,
-        default=[],
-        metavar="POINT:BATCH[:PART[:ROWS]]",
-        help=(
-            f"an explicit kill; repeatable. {STEP_POINT}:BATCH:STEP[:WRAPPER[:PART]] kills just after step STEP of "
-            "the sink's own code (see `python -m harness census`); "
-            f"{TIMED_POINT}:BATCH:MS kills MS ms after offsets/BATCH is written (timed, not deterministic); "
-            "a suffix @raise or @exit changes the action"
-        ),
-    )
-    p.add_argument(
-        "--fault-plan",
-        type=Path,
-        default=None,
-        metavar="PLAN.json",
-        help="fault rules from a JSON plan file (validated before Spark starts)",
-    )
-    p.add_argument(
-        "--nemesis",
-        action="append",
-        default=[],
-        metavar="ACTION",
-        help="damage the checkpoint after the last round (no query running); repeatable",
-    )
-    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
-    p.add_argument(
-        "--html", type=Path, default=None, metavar="PATH", help="draw the run's timeline as an HTML page here"
-    )
-    add_color_argument(p)
-    p.add_argument(
-        "--run-dir",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="keep everything of the run here (default: temp dir, removed on success)",
-    )
-    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="watchdog per driver command (s)")
-    p.add_argument("--master", default=None, help="Spark master of the driver (default local[2])")
-    add_remote_argument(p)
-    add_cluster_argument(p)
-    p.add_argument(
-        "--census",
-        action="store_true",
-        help="record the steps of every wrapped sink call in the run directory (faults/census.jsonl)",
-    )
-    p.add_argument(
-        "--standby",
-        action="store_true",
-        help="keep a warm standby driver that takes over after a hard kill (faster restarts)",
-    )
-
-
-def _cmd_run(args: argparse.Namespace) -> int:
-    from harness.engine.report import render_text, to_json
-    from harness.engine.runner import HarnessError, run_spec
-    from harness.engine.spec import RunSpec
-    from harness.spark.connect import parse_remote
-    from harness.spark.session import DEFAULT_MASTER
-    from scenarios import get_scenario
-
-    try:
-        get_scenario(args.scenario)
-    except KeyError as exc:
-        return _fail(str(exc.args[0]))
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
-    kills = args.kills if args.kills is not None else (0 if args.kill or args.fault_plan else 3)
-    try:
-        master = cluster_master(args.cluster, parse_remote(args.remote, args.master or DEFAULT_MASTER))
-    except ValueError as exc:
-        return _fail(str(exc))
-    kw = {"master": master} if master != DEFAULT_MASTER else {}
-    try:
-        faults = [dataclasses.replace(r, id=f"x{i + 1}") for i, r in enumerate(args.kill)]
-        if args.fault_plan:
-            faults += FaultPlan.load(args.fault_plan).rules
-        spec = RunSpec(
-            args.scenario,
-            seed,
-            kills,
-            args.rounds,
-            tuple(faults),
-            fault_plan=str(args.fault_plan.resolve()) if args.fault_plan else None,
-            nemesis=tuple(args.nemesis),
-            command_timeout_s=args.timeout,
-            census=args.census,
-            volume=args.volume,
-            batch_rows=args.batch_rows,
-            state_store=args.state_store,
-            checkpoint_format=args.checkpoint_format,
-            shuffle_partitions=args.shuffle_partitions,
-            **kw,
-        )
-        from harness.engine.schedule import build_schedule
-
-        unknown = [n for n in args.nemesis if n not in NEMESES]
-        if unknown:
-            return _fail(f"unknown --nemesis {unknown[0]!r}; known: {', '.join(NEMESES)}")
-
-        build_schedule(spec, get_scenario(args.scenario))
-    except (ValueError, FaultPlanError) as exc:
-        return _fail(str(exc))
-    if args.html is not None and args.html.is_dir():
-        return _fail(f"--html {args.html} is a directory; give the path of the page to write")
-    print(f"seed {seed}; replay: {spec.replay_command()}", file=sys.stderr, flush=True)
-    try:
-        from harness.cli.replay import html_writer
-
-        outcome = run_spec(spec, args.run_dir, standby=args.standby, finished=html_writer(args.html))
-    except HarnessError as exc:
-        return _fail(str(exc))
-    print(render_text(outcome, color=use_color(sys.stdout, args.no_color)))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(to_json(outcome), indent=2, default=str))
-    return outcome.exit_code
-
-
-def _cmd_list(args: argparse.Namespace) -> int:
-    from scenarios import all_scenarios
-
-    print("scenarios:")
-    for s in all_scenarios().values():
-        print(f"  {s.name:<28} {s.summary}")
-    print("crash points:")
-    for name, doc in CRASH_POINTS.items():
-        print(f"  {name:<28} {doc}")
-    print(f"steps of the sink's own code (--kill {STEP_POINT}:BATCH:STEP[:WRAPPER[:PART]]; see `census`):")
-    for name, doc in STEP_POINTS.items():
-        print(f"  {name:<28} {doc}")
-    print(f"timed kills (--kill {TIMED_POINT}:BATCH:MS):")
-    for name, doc in TIMED_POINTS.items():
-        print(f"  {name:<28} {doc}")
-    print("checkpoint nemesis actions (--nemesis):")
-    for name, fn in NEMESES.items():
-        print(f"  {name:<28} {(fn.__doc__ or '').split(chr(10))[0]}")
-    print("fault actions:")
-    for name, doc in ACTIONS.items():
-        print(f"  {name:<28} {doc}")
-    return 0
-
-
-def _fail(message: str) -> int:
-    print(f"harness: {message}", file=sys.stderr)
-    return 2
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    _add_run(sub.add_parser("run", help="run a scenario under seeded kill/restart and check exactly-once"))
+    add_run_arguments(sub.add_parser("run", help="run a scenario under seeded kill/restart and check exactly-once"))
     sub.add_parser("list", help="list scenarios and crash points")
     for name, (help_text, add, _) in COMMANDS.items():
         add(sub.add_parser(name, help=help_text))
@@ -375,7 +171,7 @@ COMMANDS.setdefault(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers: dict[str, Callable[[argparse.Namespace], int]] = {"run": _cmd_run, "list": _cmd_list}
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {"run": cmd_run, "list": cmd_list}
     handlers.update({name: h for name, (_, _, h) in COMMANDS.items()})
     try:
         return handlers[args.command](args)

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.cli.chaos import _fail
+from harness.cli.common import fail as _fail
 from harness.verdict.rowdiff import add_color_argument, row_diff, use_color
 
 
