@@ -37,8 +37,15 @@ START_TIMEOUT_S = 120.0
 #: A daemon restarted this often within :data:`CRASH_WINDOW_S` is given up on (it cannot start), not looped.
 MAX_RESTARTS = 5
 CRASH_WINDOW_S = 60.0
-#: Daemon settings: no REST submission server (its fixed port 6066 would clash between clusters), quiet logs.
-DAEMON_PROPERTIES = {"spark.master.rest.enabled": "false", "spark.log.level": "WARN"}
+#: Daemon settings: no REST submission server (its fixed port 6066 would clash between clusters), quiet logs, and
+#: the master's state (workers, applications) kept in a directory, so a restarted master takes the running
+#: application and its workers back (without it the application never gets an executor again).
+DAEMON_PROPERTIES = {
+    "spark.master.rest.enabled": "false",
+    "spark.log.level": "WARN",
+    "spark.deploy.recoveryMode": "FILESYSTEM",
+    "spark.worker.timeout": "10",  # seconds: a lost worker is noticed, and a recovery ends, within 10 s
+}
 #: Settings of an application on the cluster: small executors, one core each.
 APP_CONFS = {"spark.executor.cores": "1", "spark.executor.memory": "512m"}
 
@@ -111,7 +118,8 @@ class StandaloneCluster:
         self.token = token
         self.port = 0  # chosen free when the cluster starts
         self.props = self.dir / "daemon.properties"
-        self.props.write_text("".join(f"{k} {v}\n" for k, v in DAEMON_PROPERTIES.items()))
+        props = {**DAEMON_PROPERTIES, "spark.deploy.recoveryDirectory": str(self.dir / "recovery")}
+        self.props.write_text("".join(f"{k} {v}\n" for k, v in props.items()))
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         #: Every restart the supervisor made: (daemon name, seconds since the cluster started).
         self.restarts: list[tuple[str, float]] = []
