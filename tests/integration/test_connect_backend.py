@@ -38,6 +38,7 @@ def test_file_sink_survives_kills_through_a_connect_server(tmp_path: Path) -> No
     assert out.splitlines()[-1].endswith("--master connect:local[2]")
 
 
+@pytest.mark.heavy  # the default suite's Connect case is the file-sink run above (kills, servers, exactly-once)
 def test_naive_foreach_batch_is_caught_through_a_connect_server(tmp_path: Path) -> None:
     rc, out, err = harness(
         "run", "foreachbatch_append_naive", "--seed", "3", "--kills", "0", "--kill", "sink.commit.after:1",

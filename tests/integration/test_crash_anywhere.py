@@ -40,7 +40,11 @@ def line_of(path: str, marker: str) -> int:
 
 @pytest.mark.parametrize(
     ("factory", "rc"),
-    [("two_txn_sink", 1), ("keyed_two_txn_sink", 0)],
+    [
+        # The default suite's case of the broken sink is the chaos test below, which finds this window by itself.
+        pytest.param("two_txn_sink", 1, marks=pytest.mark.heavy),
+        ("keyed_two_txn_sink", 0),
+    ],
     ids=["two-transactions", "keyed-twin"],
 )
 def test_window_between_two_transactions(tmp_path: Path, factory: str, rc: int) -> None:

@@ -51,6 +51,7 @@ def test_overlapping_source_is_found_shrunk_bundled_and_replayed(tmp_path: Path)
     assert leftover_processes() == []
 
 
+@pytest.mark.heavy  # in the default suite, campaigns over this source hold through the kit and the marker below
 def test_correct_jsonl_source_holds(tmp_path: Path) -> None:
     rc, out, err = harness(
         "chaos", "--source", f"{EX}/jsonl_source.py:JsonlSource", "--context", CONTEXT, "--examples", "3",

@@ -184,8 +184,14 @@ EXACT = {
 }
 
 
+#: Run by the heavy tier only: the default suite's ci campaigns (test_chaos_library.py) kill these with drawn faults.
+HEAVY_ONLY = {"dedup_stream", "dedup_within_watermark"}
+
+
 @pytest.mark.usefixtures("no_leftover_processes")
-@pytest.mark.parametrize("name", sorted(EXACT))
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.heavy) if n in HEAVY_ONLY else n for n in sorted(EXACT)]
+)
 def test_stateful_scenario_stays_exactly_once_under_seeded_kills(tmp_path: Path, name: str) -> None:
     rc, doc, log, run_dir = run_cli(tmp_path, name, "--seed", str(EXACT[name]), "--kills", "2")
     assert rc == 0, log
