@@ -90,12 +90,12 @@ def run_campaign(
     result = CampaignResult(scenario_name, scenario.guarantee, seed_value, profile, master=master, nemesis=nemesis)
     blocks = [Block(0, seed_value, profile.examples)] if one_run else shard_blocks(seed_value, profile.examples, shard)
     result.shard, result.blocks = (str(shard) if shard else None), [b.index for b in blocks]
-    db = database if isinstance(database, ExampleDatabase) or database is None else open_database(database)
-    draws_steps = scenario.sink_steps if steps is None else steps
-    db_key = campaign_key(scenario_name, profile, nemesis, master, draws_steps)
     if shard is not None and not blocks:
         result.error = idle_shard_message(profile.examples, shard)
         return result
+    db = database if isinstance(database, ExampleDatabase) or database is None else open_database(database)
+    draws_steps = scenario.sink_steps if steps is None else steps
+    db_key = campaign_key(scenario_name, profile, nemesis, master, draws_steps)
     if db is not None:
         named = not isinstance(database, ExampleDatabase)
         result.database = describe_database(database) if named else f"<{type(db).__name__}>"

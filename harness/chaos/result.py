@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.plan import STEP_POINT, TIMED_POINT
-from harness.chaos.profiles import Profile
+from harness.chaos.profiles import PROFILES, Profile
 from harness.chaos.shards import BLOCK_EXAMPLES
 from harness.engine.report import campaign_tail
 from harness.engine.spec import RunSpec
@@ -141,20 +141,39 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
     return "\n".join(lines)
 
 
-def rerun_command(result: CampaignResult) -> str:
-    """The command line that runs the same campaign (the same shard, with the same database) again."""
-    profile = result.profile
+def campaign_command(
+    scenario: str,
+    seed: int,
+    profile: Profile,
+    *,
+    shard: str | None = None,
+    database: str | None = None,
+    nemesis: tuple[str, ...] = (),
+    workers: int = 1,
+    master: str = "local[2]",
+) -> str:
+    """The ``chaos`` command line of a campaign: what the CLI prints before it starts and the report after.
+    A ``database`` shown as ``<Type>`` (an object given through the API) has no command-line form."""
+    budget = profile.shrink_budget_s
     return (
-        f".venv/bin/python -m harness chaos {result.scenario} --examples {profile.examples} "
-        f"--seed {result.seed} --profile {profile.name}"
-        + (f" --shard {result.shard}" if result.shard else "")
-        + (f" --database {result.database}" if result.database and not result.database.startswith("<") else "")
-        + (f" --nemesis {','.join(result.nemesis)}" if result.nemesis else "")
-        + (f" --workers {result.workers}" if result.workers > 1 else "")
-        + (f" --master {result.master}" if result.master != "local[2]" else "")
+        f".venv/bin/python -m harness chaos {scenario} --examples {profile.examples} --seed {seed} "
+        f"--profile {profile.name}"
+        + (f" --shard {shard}" if shard else "")
+        + (f" --database {database}" if database and not database.startswith("<") else "")
+        + (f" --nemesis {','.join(nemesis)}" if nemesis else "")
+        + (f" --workers {workers}" if workers > 1 else "")
+        + (f" --master {master}" if master != "local[2]" else "")
         + (f" --volume {profile.volume}" if profile.volume is not None else "")
         + (f" --batch-rows {profile.batch_rows}" if profile.batch_rows is not None else "")
+        + (f" --shrink-budget {budget:g}" if budget != PROFILES[profile.name].shrink_budget_s else "")
     )
+
+
+def rerun_command(result: CampaignResult) -> str:
+    """The command line that runs the same campaign (the same shard, with the same database) again."""
+    return campaign_command(result.scenario, result.seed, result.profile, shard=result.shard,
+                            database=result.database, nemesis=result.nemesis, workers=result.workers,
+                            master=result.master)  # fmt: skip
 
 
 def _shard_lines(result: CampaignResult) -> list[str]:

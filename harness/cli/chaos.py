@@ -83,7 +83,7 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_chaos(args: argparse.Namespace) -> int:
     from harness.chaos.campaign import run_campaign
     from harness.chaos.profiles import get_profile
-    from harness.chaos.result import render_campaign
+    from harness.chaos.result import campaign_command, render_campaign
     from scenarios import get_scenario
 
     if (args.scenario is None) == (args.source is None):
@@ -141,19 +141,19 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     label = args.scenario.replace(":", "-").replace("/", "-")
     work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix=f"harness-chaos-{label}-"))
     share = f" (shard {shard}: {sum(b.examples for b in shard_blocks(seed, profile.examples, shard))} of them)"
+    rerun = campaign_command(
+        args.scenario,
+        seed,
+        profile,
+        shard=str(shard) if shard else None,
+        database=describe_database(args.database) if args.database else None,
+        nemesis=nemesis,
+        workers=args.workers,
+        master=master,
+    )
     print(
         f"chaos {args.scenario}: {profile.examples} example(s){share if shard else ''}, seed {seed}, "
-        f"profile {profile.name}; work dir {work}\n"
-        f"rerun: .venv/bin/python -m harness chaos {args.scenario} --examples {profile.examples} --seed {seed} "
-        f"--profile {profile.name}"
-        + (f" --master {master}" if master != "local[2]" else "")
-        + (f" --workers {args.workers}" if args.workers > 1 else "")
-        + (f" --volume {profile.volume}" if profile.volume is not None else "")
-        + (f" --batch-rows {profile.batch_rows}" if profile.batch_rows is not None else "")
-        + (f" --shrink-budget {args.shrink_budget:g}" if args.shrink_budget is not None else "")
-        + (f" --nemesis {','.join(nemesis)}" if nemesis else "")
-        + (f" --shard {shard}" if shard else "")
-        + (f" --database {describe_database(args.database)}" if args.database else ""),
+        f"profile {profile.name}; work dir {work}\nrerun: {rerun}",
         file=sys.stderr,
         flush=True,
     )
