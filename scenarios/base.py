@@ -40,6 +40,21 @@ class SinkContext:
 ResourceHook = Callable[[Path], AbstractContextManager[dict[str, str]]]
 
 
+#: Set by the harness in the driver process before a scenario's ``transform`` runs: the run's output directory
+#: (``SinkContext.output``), for code that must place something of its own there.
+RUN_OUTPUT_ENV = "HARNESS_RUN_OUTPUT"
+
+
+def run_output() -> str:
+    """The running query's output directory (:data:`RUN_OUTPUT_ENV`); ``RuntimeError`` outside a harness driver."""
+    import os
+
+    value = os.environ.get(RUN_OUTPUT_ENV)
+    if not value:
+        raise RuntimeError(f"{RUN_OUTPUT_ENV} is not set: call this from a scenario's transform in a harness driver")
+    return value
+
+
 class ResourceUnavailable(RuntimeError):
     """A scenario's external resource (e.g. a PostgreSQL server) cannot be provided here."""
 
@@ -105,12 +120,17 @@ class Scenario:
     #: format version and shuffle partitions (``RunSpec.state_store`` / ``checkpoint_format`` /
     #: ``shuffle_partitions``) as part of each example.
     stateful: bool = False
+    #: State stores (keys of ``harness.engine.spec.STATE_STORES``) the query runs on; empty: every one. A
+    #: scenario that limits them sets its default provider in ``confs`` too (``transformWithState`` needs RocksDB).
+    state_stores: tuple[str, ...] = ()
     #: How the input reaches the query (:mod:`scenarios.sources`): the replayable source (default), the same
     #: with a user's schema and row function, Spark's file source over a directory the harness fills, or a
     #: user's Python ``DataSource`` fed through its context (:class:`harness.sources.PythonSource`).
     source: SourceSpec = field(default_factory=Replayable)
 
     def __post_init__(self) -> None:
+        if self.state_stores and not self.stateful:
+            raise ValueError(f"scenario {self.name}: state_stores is set but the scenario is not stateful")
         fired = self.source.fires(self.source_write_points)
         # What the checkpoint watcher reaches for any source, and what a crash-injecting sink wrapper fires.
         reachable = fired | {"after_offsets_logged", "after_commit_logged", "sink.commit.before", "sink.commit.after"}

@@ -148,7 +148,7 @@ def chaos_specs(
     chosen_nemesis: tuple[str, ...] = ()
     if nemesis and draw(st.booleans()):
         chosen_nemesis = (draw(st.sampled_from(list(nemesis))),)
-    axes = draw(state_axes()) if scenario.stateful else {}
+    axes = draw(state_axes(scenario.state_stores)) if scenario.stateful else {}
     return RunSpec(
         ref or scenario.name,
         seed,
@@ -163,11 +163,12 @@ def chaos_specs(
 
 
 @st.composite
-def state_axes(draw: st.DrawFn) -> dict[str, Any]:
-    """A stateful example's state store (:data:`~harness.engine.spec.STATE_STORES`), checkpoint format version
-    (one the store supports) and shuffle partitions (1..3). Drawn after everything else, so a seed keeps the rest
-    of its schedule; each shrinks towards Spark's defaults (HDFS-backed, version 1, the session's 2 partitions)."""
-    store = draw(st.sampled_from(list(STATE_STORES)))
+def state_axes(draw: st.DrawFn, stores: Sequence[str] = ()) -> dict[str, Any]:
+    """A stateful example's state store (one of ``stores``, else of :data:`~harness.engine.spec.STATE_STORES`),
+    checkpoint format version (one the store supports) and shuffle partitions (1..3). Drawn after everything else,
+    so a seed keeps the rest of its schedule; each shrinks towards Spark's defaults (HDFS-backed, version 1, the
+    session's 2 partitions), the store towards the first of ``stores``."""
+    store = draw(st.sampled_from(list(stores or STATE_STORES)))
     fmt = draw(st.sampled_from(CHECKPOINT_FORMATS[store]))
     partitions = draw(st.sampled_from((2, 1, 3)))
     return {

@@ -46,7 +46,7 @@ from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session
 from harness.spark.warm import warm
 from harness.verdict.check import INPUT_BATCHES
 from scenarios import Scenario, SinkContext, get_scenario
-from scenarios.base import OracleContext
+from scenarios.base import RUN_OUTPUT_ENV, OracleContext
 from scenarios.sources import SourceRun
 
 if TYPE_CHECKING:
@@ -136,6 +136,7 @@ class Driver:
     def _run_query(self) -> dict[str, Any]:
         apply_run_confs(self.spark, {**self.scenario.confs, **self.spec.state_confs()})
         stream = self.scenario.source.stream(self.spark, self.source_run)
+        os.environ[RUN_OUTPUT_ENV] = self.ctx.output  # for a transform that keeps something of its own there
         writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
         try:
             query = (

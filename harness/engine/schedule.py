@@ -59,6 +59,11 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
     available: Offsets = {p: 0 for p in parts}
     max_offsets = scenario.batch_limit_for(spec.effective_batch_rows(scenario.max_rows_per_batch))
     volume = spec.volume_offsets(scenario.partitions, scenario.rows_per_offset)
+    if spec.state_store and scenario.state_stores and spec.state_store not in scenario.state_stores:
+        raise ValueError(
+            f"scenario {scenario.name} runs on the {' or '.join(scenario.state_stores)} state store only "
+            f"(got {spec.state_store}); leave the state store out for the scenario's own default"
+        )
     if spec.rows is not None and any(len(r) != scenario.partitions for r in spec.rows):
         raise ValueError(f"spec.rows must give {scenario.partitions} amounts per round (one per partition)")
     for r in range(spec.effective_rounds):

@@ -184,8 +184,10 @@ EXACT = {
 }
 
 
-#: Run by the heavy tier only: the default suite's ci campaigns (test_chaos_library.py) kill these with drawn faults.
-HEAVY_ONLY = {"dedup_stream", "dedup_within_watermark"}
+#: Run by the heavy tier only: the default suite's ci campaigns (test_chaos_library.py) kill these with drawn faults;
+#: a SIGKILL after a stateful query's foreachBatch SQLite sink committed (agg_watermark_update's seed) is also
+#: test_tws_sessions.py's, and the 60-batch run of test_volume.py SIGKILLs a deduplication.
+HEAVY_ONLY = {"dedup_stream", "dedup_within_watermark", "agg_watermark_update"}
 
 
 @pytest.mark.usefixtures("no_leftover_processes")
@@ -203,6 +205,7 @@ def test_stateful_scenario_stays_exactly_once_under_seeded_kills(tmp_path: Path,
         assert len(windows) >= 2, f"only {len(windows)} window(s) closed: the run proves little"
 
 
+@pytest.mark.heavy  # the default suite's broken stateful subject caught after this kill: test_tws_sessions.py's twin
 @pytest.mark.usefixtures("no_leftover_processes")
 def test_additive_merge_sink_is_caught_after_a_kill_past_its_commit(tmp_path: Path) -> None:
     kill = ("--kills", "0", "--kill", "sink.commit.after:1")

@@ -44,6 +44,17 @@ def test_combinations_spark_refuses_are_refused_before_spark_starts() -> None:
         RunSpec(AGG.name, 1, shuffle_partitions=0)
 
 
+def test_a_store_the_scenario_cannot_run_on_is_refused_before_spark_starts() -> None:
+    from harness.engine.schedule import build_schedule
+
+    tws = all_scenarios()["tws_sessions"]
+    with pytest.raises(ValueError, match=r"runs on the rocksdb or rocksdb-changelog state store only \(got hdfs\)"):
+        build_schedule(RunSpec(tws.name, 1, state_store="hdfs"), tws)
+    assert build_schedule(RunSpec(tws.name, 1, state_store="rocksdb-changelog"), tws).predicted_batches
+    assert build_schedule(RunSpec(tws.name, 1), tws).predicted_batches  # the scenario's own default (RocksDB)
+    assert build_schedule(RunSpec(AGG.name, 1, state_store="hdfs"), AGG).predicted_batches
+
+
 def test_the_stateful_scenarios_are_marked() -> None:
     marked = sorted(n for n, sc in all_scenarios().items() if sc.stateful)
     assert marked == [
@@ -52,6 +63,9 @@ def test_the_stateful_scenarios_are_marked() -> None:
         "dedup_stream",
         "dedup_within_watermark",
         "stream_stream_join",
+        "tws_sessions",
+        "tws_sessions_side_store",
+        "tws_sessions_ttl",
     ]
 
 
@@ -73,6 +87,9 @@ def test_chaos_draws_every_axis_value_for_stateful_scenarios_only() -> None:
     assert {s.axes().split("/")[1] for s in specs} == {"v1", "v2"}
     assert {s.axes().split("/")[2] for s in specs} == {"1p", "2p", "3p"}
     assert any("; state rocksdb" in describe_spec(s) for s in specs)
+    tws = _collect(chaos_specs(all_scenarios()["tws_sessions"], max_rounds=1, max_faults=1), 40)
+    assert {s.state_store for s in tws} == {"rocksdb", "rocksdb-changelog"}, "transformWithState needs RocksDB"
+    assert {s.axes().split("/")[1] for s in tws} == {"v1", "v2"}
     plain = _collect(chaos_specs(STATELESS, max_rounds=1, max_faults=1), 30)
     assert all(s.state_store is s.checkpoint_format is s.shuffle_partitions is None for s in plain)
 
