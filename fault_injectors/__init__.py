@@ -6,7 +6,10 @@ from fault_injectors.crash import FaultSite, kill_driver_groups, never_fired, re
 from fault_injectors.hold import hold_for_sibling_fault
 from fault_injectors.plan import (
     ALL_CRASH_POINTS,
+    BOUNDARY_POINTS,
     CRASH_POINTS,
+    PURGE_POINT,
+    SNAPSHOT_POINT,
     STEP_POINT,
     TIMED_POINT,
     FaultPlan,
@@ -16,7 +19,10 @@ from fault_injectors.plan import (
 
 __all__ = [
     "ALL_CRASH_POINTS",
+    "BOUNDARY_POINTS",
     "CRASH_POINTS",
+    "PURGE_POINT",
+    "SNAPSHOT_POINT",
     "STEP_POINT",
     "TIMED_POINT",
     "FaultPlan",

@@ -64,6 +64,22 @@ TIMED_POINTS: dict[str, str] = {
         "that cannot be traced. NOT deterministic: the ledger records where it landed, replays may differ"
     ),
 }
+#: Moments of Spark's state maintenance, seen by the checkpoint watcher in the driver (a SIGKILL only: there is no
+#: code of the harness's to raise in). Not in :data:`ALL_CRASH_POINTS`: they exist only where the query keeps state
+#: and its maintenance runs (``spark.sql.streaming.stateStore.maintenanceInterval``), so an explicit ``--kill`` or a
+#: fault plan names them.
+SNAPSHOT_POINT = "state.snapshot"
+PURGE_POINT = "state.purge"
+BOUNDARY_POINTS: dict[str, str] = {
+    SNAPSHOT_POINT: (
+        "a full copy of state version N+1 (written by batch N) has just appeared: an HDFS .snapshot or a RocksDB "
+        ".zip, written by the maintenance task or at the commit (checkpoint watcher, within ~20 ms; SIGKILL only)"
+    ),
+    PURGE_POINT: (
+        "the first state file deleted once commits/N is on disk: the maintenance task purging versions older "
+        "than spark.sql.streaming.minBatchesToRetain, mid-purge (checkpoint watcher, within ~20 ms; SIGKILL only)"
+    ),
+}
 #: The wrapped sink functions whose steps are counted, each on its own (steps restart at 1 in each call).
 WRAPPERS: dict[str, str] = {
     "foreach_batch": "a foreachBatch function (driver)",
@@ -131,11 +147,19 @@ class FaultRule:
         if not self.id or not isinstance(self.id, str) or "/" in self.id:
             raise FaultPlanError("fault rule: field 'id' must be a non-empty string without '/'")
         where = f"fault rule {self.id!r}"
-        if self.point not in CRASH_POINTS and self.point not in STEP_POINTS and self.point not in TIMED_POINTS:
+        known = (CRASH_POINTS, STEP_POINTS, TIMED_POINTS, BOUNDARY_POINTS)
+        if not any(self.point in points for points in known):
             raise FaultPlanError(
                 f"{where}: field 'point' is {self.point!r}; known crash points: "
-                f"{', '.join([*CRASH_POINTS, *STEP_POINTS, *TIMED_POINTS])}"
+                f"{', '.join(p for points in known for p in points)}"
             )
+        if self.point in BOUNDARY_POINTS and self.action != "kill_process_group":
+            raise FaultPlanError(
+                f"{where}: {self.point} is seen by the checkpoint watcher, which can only SIGKILL "
+                f"(action kill_process_group), not {self.action}"
+            )
+        if self.point in BOUNDARY_POINTS and self.batch is None:
+            raise FaultPlanError(f"{where}: {self.point} needs a batch (field 'batch')")
         if self.action not in ACTIONS:
             raise FaultPlanError(f"{where}: field 'action' is {self.action!r}; known: {', '.join(ACTIONS)}")
         for name in ("batch", "partition", "after_rows", "attempt"):

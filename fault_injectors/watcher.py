@@ -11,6 +11,10 @@ Precision: within one poll interval (~5 ms) of the file's rename into place,
 which for ``sink.commit.after`` on the file sink can lose the race with
 Spark writing ``commits/N``; the ledger records whether it did.
 
+Maintenance moments (``state.snapshot``, ``state.purge``) are seen in ``<checkpoint>/state/``, polled every
+fourth interval (a state tree has hundreds of files): a full copy of version N+1 appearing, or the first versioned
+state file deleted once ``commits/N`` exists. The ledger names the file.
+
 Timed kills (``batch.time``, ``after_ms``) are fired from here too: the
 watcher notes when ``offsets/N`` was written (its modification time) and
 kills ``after_ms`` later, within one poll interval. The
@@ -30,8 +34,9 @@ import time
 from pathlib import Path
 
 from fault_injectors.crash import FaultSite
-from fault_injectors.plan import TIMED_POINT
+from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT, TIMED_POINT
 from harness.inspector.checkpoint import batch_ids
+from harness.inspector.state import FULL_KINDS, STATE_FILE_NAME
 
 WATCHED_POINTS = ("after_offsets_logged", "after_commit_logged", "sink.commit.after")
 
@@ -55,13 +60,16 @@ class CheckpointWatcher(threading.Thread):
         if sink_output is not None:
             self.dirs["sink.commit.after"] = Path(sink_output) / "_spark_metadata"
         self.initial = {point: set(batch_ids(d)) for point, d in self.dirs.items()}
+        self.state_dir = ckpt / "state"
+        self.state_files = self._state_files() if self._state_rules() else set()
+        self._ticks = 0
         #: Batch id -> modification time (ns since the epoch) of an ``offsets/N`` that appeared while watching.
         self.started: dict[int, int] = {}
         self._halt = threading.Event()
 
     def needed(self) -> bool:
         """Whether any armed rule is one this watcher can fire."""
-        return any(self._rules(point) for point in self.dirs) or bool(self._timed())
+        return any(self._rules(point) for point in self.dirs) or bool(self._timed()) or self._state_rules()
 
     def _timed(self) -> dict[int, int]:
         """Armed timed kills: batch id -> ``after_ms``."""
@@ -85,6 +93,40 @@ class CheckpointWatcher(threading.Thread):
                     if batch in appeared:
                         self.site.maybe_fire(point, batch, via="checkpoint-watcher")
             self._tick_timed()
+            self._ticks += 1
+            if self._ticks % 4 == 0 and self._state_rules():
+                self._tick_state()
+
+    def _state_rules(self) -> bool:
+        return bool(self._rules(SNAPSHOT_POINT) or self._rules(PURGE_POINT))
+
+    def _state_files(self) -> set[Path]:
+        """Versioned state files under ``state/`` (``.delta``, ``.snapshot``, ``.zip``, ``.changelog``)."""
+        try:
+            return {p for p in self.state_dir.rglob("*") if STATE_FILE_NAME.match(p.name)}
+        except OSError:  # a directory renamed or deleted while walking: seen again next poll
+            return set(getattr(self, "state_files", set()))
+
+    def _tick_state(self) -> None:
+        now = self._state_files()
+        appeared, vanished = now - self.state_files, self.state_files - now
+        self.state_files = now
+        for path in sorted(appeared):
+            m = STATE_FILE_NAME.match(path.name)
+            if m and m.group(3) in FULL_KINDS and int(m.group(1)) - 1 in self._rules(SNAPSHOT_POINT):
+                where = path.relative_to(self.state_dir.parent)
+                self.site.maybe_fire(
+                    SNAPSHOT_POINT, int(m.group(1)) - 1, via="checkpoint-watcher", description=f"{where} appeared"
+                )
+        newest = max(batch_ids(self.dirs["after_commit_logged"]), default=None)
+        if vanished and newest is not None:
+            where = sorted(vanished)[0].relative_to(self.state_dir.parent)
+            for batch in self._rules(PURGE_POINT):
+                if batch <= newest:
+                    desc = f"{where} deleted ({len(vanished)} state file(s) gone) after commits/{newest}"
+                    self.site.maybe_fire(
+                        PURGE_POINT, batch, via="checkpoint-watcher", description=desc, after_commit=newest
+                    )
 
     def _tick_timed(self) -> None:
         timed = self._timed()

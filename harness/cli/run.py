@@ -13,6 +13,7 @@ from pathlib import Path
 from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import (
     ACTIONS,
+    BOUNDARY_POINTS,
     CRASH_POINTS,
     STEP_POINT,
     STEP_POINTS,
@@ -204,6 +205,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"  {name:<28} {doc}")
     print(f"timed kills (--kill {TIMED_POINT}:BATCH:MS):")
     for name, doc in TIMED_POINTS.items():
+        print(f"  {name:<28} {doc}")
+    print("state maintenance moments (--kill POINT:BATCH; stateful queries, maintenance running):")
+    for name, doc in BOUNDARY_POINTS.items():
         print(f"  {name:<28} {doc}")
     print("checkpoint nemesis actions (--nemesis):")
     for name, fn in NEMESES.items():

@@ -22,6 +22,7 @@ from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.nemesis import NemesisError, apply_nemesis
+from fault_injectors.plan import PURGE_POINT
 from harness.engine.conductor import Conductor, HarnessError, QueryFailedError
 from harness.engine.history import History
 from harness.engine.outcome import RunOutcome
@@ -30,7 +31,7 @@ from harness.engine.rundir import RunPaths
 from harness.engine.schedule import Schedule, build_schedule
 from harness.engine.spec import RunSpec
 from harness.inspector import latest_batch_id, summarize
-from harness.inspector.boundaries import batch_boundaries
+from harness.inspector.boundaries import STATE_PURGE, batch_boundaries
 from harness.verdict.check import batches_json, check_run_dir
 from harness.verdict.checker import CheckResult
 from scenarios import get_scenario
@@ -125,7 +126,9 @@ class Runner:
         outcome.kills_fired = self.conductor.kills_fired
         sink_dir = self.paths.output if (self.paths.output / "_spark_metadata").is_dir() else None
         for kill in outcome.kills_fired:  # which of Spark's maintenance boundaries each fault hit
-            if isinstance(kill.get("batch"), int):
+            if kill.get("point") == PURGE_POINT:
+                kill["boundaries"] = [STATE_PURGE]
+            elif isinstance(kill.get("batch"), int):
                 kill["boundaries"] = batch_boundaries(self.paths.checkpoint, sink_dir, kill["batch"])
         outcome.batches = batches_json(self.paths.checkpoint)
         if outcome.verdict != "exactly-once":

@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.inspector.state import _STATE_FILE
+from harness.inspector.state import STATE_FILE_NAME
 
 #: Spark's default ``spark.sql.streaming.fileSink.log.compactInterval`` (and the file source's).
 COMPACT_INTERVAL = 10
 FILE_SINK_COMPACTION = "file-sink log compaction"
 STATE_SNAPSHOT = "state snapshot"
+#: A fault at ``state.purge``: it hit the maintenance task deleting old state versions, not a batch.
+STATE_PURGE = "state retention purge"
 
 
 def compaction_batches(batches: int, interval: int = COMPACT_INTERVAL) -> list[int]:
@@ -40,7 +42,7 @@ def batch_boundaries(
     # RocksDB without changelog checkpointing uploads a full copy (.zip) at every version: no boundary there.
     changelog = any(name.endswith(".changelog") for name in names)
     for name in names:
-        m = _STATE_FILE.match(name)
+        m = STATE_FILE_NAME.match(name)
         kind = m.group(3) if m else None
         if m and int(m.group(1)) == version and (kind == "snapshot" or (kind == "zip" and changelog)):
             found.append(STATE_SNAPSHOT)

@@ -28,7 +28,7 @@ from typing import Any
 
 from harness.inspector.checkpoint import CheckpointError
 
-_STATE_FILE = re.compile(r"^(\d+)(?:_([0-9A-Za-z-]+))?\.(delta|snapshot|zip|changelog)$")
+STATE_FILE_NAME = re.compile(r"^(\d+)(?:_([0-9A-Za-z-]+))?\.(delta|snapshot|zip|changelog)$")
 #: File kinds that hold a full copy of the state at their version.
 FULL_KINDS = frozenset({"snapshot", "zip"})
 _SKIP_DIRS = frozenset({"_metadata", "SSTs"})
@@ -113,7 +113,7 @@ class StateOperator:
 def _files(directory: Path, op: int, part: int, store: str) -> StateStore:
     found = []
     for entry in os.scandir(directory):
-        m = _STATE_FILE.match(entry.name)
+        m = STATE_FILE_NAME.match(entry.name)
         if m and entry.is_file():
             found.append(StateFile(int(m.group(1)), m.group(3), m.group(2), Path(entry.path)))
     found.sort(key=lambda f: (f.version, f.kind))

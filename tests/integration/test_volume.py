@@ -3,7 +3,8 @@
 The heavy tier runs the acceptance pair at 10^6 rows (the file sink holds under 3 kills; the naive
 ``foreachBatch`` append is caught with its duplicates located in the killed batch). The default suite keeps
 one representative of the long runs: 60 batches of a stateful query on RocksDB into the file sink, killed in a
-compaction batch of the sink's log and in a state snapshot batch, each fault named by the boundaries it hit."""
+compaction batch of the sink's log, in state snapshot batches, as a snapshot appears and in a retention purge,
+each fault named by the boundaries it hit."""
 
 from __future__ import annotations
 
@@ -43,37 +44,45 @@ def _run(pool: DriverPool, run_dir: Path, spec: RunSpec) -> tuple[dict[str, Any]
 #: Snapshot settings that make RocksDB's full copies land at fixed versions: with changelog checkpointing a copy
 #: is taken at the commit of every 5th version and uploaded by the maintenance task, which runs every 200 ms
 #: here (Spark's default 60 s leaves one upload per minute, at versions the clock decides). Measured: .zip at
-#: every multiple of the interval, 60 batches.
+#: every multiple of the interval, 60 batches. Versions (and offsets/commits) older than the newest 40 are
+#: purged by the same task, from about batch 41 on (Spark's default keeps 100: no purge in a 60-batch run).
 SNAPSHOTS = {
     "spark.sql.streaming.stateStore.maintenanceInterval": "200ms",
     "spark.sql.streaming.stateStore.minDeltasForSnapshot": "5",
+    "spark.sql.streaming.minBatchesToRetain": "40",
 }
 
 
-def test_a_60_batch_stateful_run_killed_in_a_compaction_and_a_snapshot_batch_holds_and_names_them(
-    tmp_path: Path,
-) -> None:
+def test_a_60_batch_stateful_run_killed_at_its_maintenance_boundaries_holds_and_names_them(tmp_path: Path) -> None:
     """30,000 rows in 60 batches of 500 through a stateful deduplication into the file sink, on RocksDB with
-    changelog checkpointing: past five compactions of the sink's log (batches 9, 19, ...) and eleven state
-    snapshots (versions 5, 10, ...: batches 4, 9, 14, ...). A SIGKILL mid-write in batch 19 (a compaction and
-    a snapshot) and one at the end of batch 24's write (a snapshot only), both before their commits: the rerun
-    batch takes the copy. (A kill just after the commit may beat the upload: then the next copy is at the first
-    commit after the restart, 26, and no file says batch 24 was a snapshot batch; measured.) Exactly-once,
-    each fault named by its boundaries."""
-    kills = _kills("sink.write.mid:19", "sink.write.end:24")
+    changelog checkpointing: past five compactions of the sink's log (batches 9, 19, ...), eleven state
+    snapshots (versions 5, 10, ...: batches 4, 9, 14, ...) and retention purges. Four SIGKILLs:
+    - mid-write in batch 19 (a compaction and a snapshot batch) and at the end of batch 24's write (a snapshot
+      batch), both before their commits: the rerun batch takes the copy. (A kill just after the commit may beat
+      the upload: then the next copy is at the first commit after the restart, 26, and no file says batch 24
+      was a snapshot batch; measured.)
+    - the moment ``state/0/<p>/35.zip`` appears (``state.snapshot``, the checkpoint watcher);
+    - the moment the maintenance task deletes its first state file after ``commits/44`` (``state.purge``).
+    Exactly-once, each fault named by its boundaries."""
+    kills = _kills("sink.write.mid:19", "sink.write.end:24", "state.snapshot:34", "state.purge:44")
     spec = RunSpec("dedup_stream", 2, kills=0, rounds=1, volume=30_000, batch_rows=500,
                    state_store="rocksdb-changelog", confs=SNAPSHOTS, extra_faults=kills)  # fmt: skip
     log: list[str] = []
     doc = to_json(run_spec(spec, run_dir=tmp_path / "run", echo=log.append))
     text = "\n".join(log[-30:])
     assert doc["verdict"] == "exactly-once", text
-    assert len(doc["batches"]) == 60, text
+    assert doc["batches"][-1]["batch_id"] == 59 and 40 <= len(doc["batches"]) < 60, "retention purged the logs"
     assert [(k["point"], k["batch"], k["boundaries"]) for k in doc["kills_fired"]] == [
         ("sink.write.mid", 19, ["file-sink log compaction", "state snapshot"]),
         ("sink.write.end", 24, ["state snapshot"]),
+        ("state.snapshot", 34, ["state snapshot"]),
+        ("state.purge", 44, ["state retention purge"]),
     ], text
+    snapshot, purge = doc["kills_fired"][2:]
+    assert snapshot["description"].endswith(".zip appeared") and "/35.zip" in snapshot["description"], snapshot
+    assert " deleted (" in purge["description"] and " after commits/" in purge["description"], purge
     zips = {int(p.name.split(".")[0]) for p in (tmp_path / "run" / "checkpoint" / "state").rglob("*.zip")}
-    assert {20, 25} <= zips, sorted(zips)
+    assert {20, 25, 35} <= zips, sorted(zips)
     assert doc["expected_rows"] == doc["observed_rows"] > 0
 
 

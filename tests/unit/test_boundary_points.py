@@ -1,0 +1,118 @@
+"""The state-maintenance crash points (``state.snapshot``, ``state.purge``): the rules' contract, and the
+checkpoint watcher firing them in a real child process that it SIGKILLs, on files written by hand (no Spark)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fault_injectors.crash import PLAN_FILE, read_ledger
+from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT, FaultPlan, FaultPlanError, FaultRule
+from harness.cli.main import parse_kill
+from harness.engine.spec import kill_argument
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("point", [SNAPSHOT_POINT, PURGE_POINT])
+def test_a_maintenance_point_is_a_sigkill_of_a_named_batch(point: str) -> None:
+    assert kill_argument(parse_kill(f"{point}:34")) == f"{point}:34"
+    with pytest.raises(FaultPlanError, match=r"can only SIGKILL \(action kill_process_group\), not raise"):
+        FaultRule("x", point, 3, action="raise")
+    with pytest.raises(FaultPlanError, match="needs a batch"):
+        FaultRule("x", point, None)
+
+
+WATCHER_CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from fault_injectors.crash import FaultSite
+    from fault_injectors.watcher import CheckpointWatcher
+    faults, checkpoint = sys.argv[1], sys.argv[2]
+    watcher = CheckpointWatcher(FaultSite(faults, checkpoint), checkpoint)
+    assert watcher.needed()
+    watcher.start()
+    print("watching", flush=True)
+    time.sleep(30)
+    """
+)
+
+
+def watch(tmp_path: Path, rule: FaultRule, before: Callable[[Path], None], after: Callable[[Path], None]) -> Any:
+    """Run the watcher for ``rule`` in a child process in its own session; ``before`` changes the checkpoint
+    while it must not fire, ``after`` makes it fire. Returns the ledger record."""
+    faults, checkpoint = tmp_path / "faults", tmp_path / "checkpoint"
+    faults.mkdir(parents=True)
+    FaultPlan((rule,)).save(faults / PLAN_FILE)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", WATCHER_CHILD, str(faults), str(checkpoint)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "watching"
+        before(checkpoint)
+        time.sleep(0.3)
+        assert child.poll() is None, "fired before its moment"
+        after(checkpoint)
+        assert child.wait(timeout=20) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    (record,) = read_ledger(faults)
+    return record
+
+
+def checkpoint_with(root: Path, state: list[str], commits: list[int]) -> None:
+    for name in state:
+        (root / "state" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "state" / name).write_bytes(b"x")
+    (root / "commits").mkdir(parents=True, exist_ok=True)
+    for n in commits:
+        (root / "commits" / str(n)).write_text("v1\n")
+
+
+def test_the_watcher_kills_as_the_full_copy_of_the_batchs_version_appears(tmp_path: Path) -> None:
+    """Batch 9 writes version 10: its changelog, a full copy of another version, or a copy that was there before
+    the watcher started do not fire; ``10.zip`` appearing in another partition does."""
+    checkpoint_with(tmp_path / "checkpoint", ["0/0/10.zip", "0/0/5.zip"], [0])
+
+    def before(ck: Path) -> None:
+        checkpoint_with(ck, ["0/1/10.changelog", "0/1/9.zip", "0/1/11.snapshot"], [])
+
+    record = watch(
+        tmp_path, FaultRule("s", SNAPSHOT_POINT, 9), before, lambda ck: checkpoint_with(ck, ["0/1/10.zip"], [])
+    )
+    assert record["batch"] == 9 and record["context"]["via"] == "checkpoint-watcher"
+    assert record["context"]["description"] == "state/0/1/10.zip appeared"
+
+
+def test_the_watcher_kills_at_the_first_state_file_deleted_once_the_batch_committed(tmp_path: Path) -> None:
+    """A deletion while the newest commit is before batch 5 does not fire; the next one after ``commits/5`` does."""
+    checkpoint_with(tmp_path / "checkpoint", [f"0/0/{v}.delta" for v in range(1, 8)], [0, 1, 2, 3])
+
+    def before(ck: Path) -> None:
+        (ck / "state" / "0" / "0" / "1.delta").unlink()
+
+    def after(ck: Path) -> None:
+        checkpoint_with(ck, [], [4, 5])
+        time.sleep(0.2)  # the commit is seen first (a purge before it must not count)
+        (ck / "state" / "0" / "0" / "2.delta").unlink()
+
+    record = watch(tmp_path, FaultRule("p", PURGE_POINT, 5), before, after)
+    ctx = record["context"]
+    assert record["batch"] == 5 and ctx["after_commit"] == 5
+    assert ctx["description"] == "state/0/0/2.delta deleted (1 state file(s) gone) after commits/5"
