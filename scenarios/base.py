@@ -78,6 +78,20 @@ OracleFn = Callable[["DataFrame", OracleContext], "DataFrame"]
 
 
 @dataclass(frozen=True)
+class StateExpectation:
+    """One state variable the query must hold after the run's last committed batch.
+
+    Spark's ``statestore`` reader reads it (``operator_id``; ``name`` is a ``transformWithState`` variable, the
+    reader's ``stateVarName``, or ``""`` for the operator's default store) as rows whose struct columns are
+    flattened and ``partition_id`` dropped; ``expected`` computes the same rows from the batch input. The two are
+    compared as multisets of whole rows: state that is wrong but not yet emitted fails the run."""
+
+    name: str
+    expected: OracleFn
+    operator_id: int = 0
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A pipeline under test.
 
@@ -123,6 +137,9 @@ class Scenario:
     #: State stores (keys of ``harness.engine.spec.STATE_STORES``) the query runs on; empty: every one. A
     #: scenario that limits them sets its default provider in ``confs`` too (``transformWithState`` needs RocksDB).
     state_stores: tuple[str, ...] = ()
+    #: State the query must hold after the run (checked through Spark's ``statestore`` reader; a checkpoint the
+    #: reader cannot read is reported as not checked, with the reader's error).
+    final_state: tuple[StateExpectation, ...] = ()
     #: How the input reaches the query (:mod:`scenarios.sources`): the replayable source (default), the same
     #: with a user's schema and row function, Spark's file source over a directory the harness fills, or a
     #: user's Python ``DataSource`` fed through its context (:class:`harness.sources.PythonSource`).

@@ -36,7 +36,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 from fault_injectors.plan import ALL_CRASH_POINTS
 from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.agg_watermark_append import last_batch_start
-from scenarios.base import OracleContext, Scenario, SinkContext
+from scenarios.base import OracleContext, Scenario, SinkContext, StateExpectation
 from scenarios.presets import NO_DATA_BATCHES_OFF
 from scenarios.sinks.sqlite_upsert import read_sqlite, upsert_into_sqlite
 
@@ -236,9 +236,12 @@ def sessions_with(processor: Callable[[], SessionProcessor]) -> Callable[[DataFr
     return transform
 
 
-def expected_records(rows: Sequence[dict[str, Any]], watermark_ms: int | None) -> list[dict[str, Any]]:
-    """The oracle, in plain Python: every key's rows in offset order through :class:`Sessionizer`, then the
-    sessions still open whose timer the last batch's watermark had passed (``timer < watermark``)."""
+def run_sessions(
+    rows: Sequence[dict[str, Any]], watermark_ms: int | None
+) -> tuple[list[dict[str, Any]], dict[int, Sessionizer]]:
+    """The oracle's sessions, in plain Python: every key's rows in offset order through :class:`Sessionizer`, then
+    the sessions still open whose timer the last batch's watermark had passed (``timer < watermark``) ended.
+    Returns the records and each key's state at the end (what Spark's state must hold)."""
     out: list[dict[str, Any]] = []
     keys: dict[int, Sessionizer] = {}
     for r in sorted(rows, key=lambda r: (r["partition"], r["offset"], r["seq"])):
@@ -247,6 +250,29 @@ def expected_records(rows: Sequence[dict[str, Any]], watermark_ms: int | None) -
     for key, state in sorted(keys.items()):
         if state.session is not None and watermark_ms is not None and state.session.timer_ms < watermark_ms:
             out.append(state.close(key))
+    return out, keys
+
+
+def expected_records(rows: Sequence[dict[str, Any]], watermark_ms: int | None) -> list[dict[str, Any]]:
+    """The records of :func:`run_sessions`."""
+    return run_sessions(rows, watermark_ms)[0]
+
+
+def final_state_rows(rows: Sequence[dict[str, Any]], watermark_ms: int | None, variable: str) -> list[tuple]:
+    """What Spark's state variable ``variable`` (``session``, ``buckets`` or ``recent``) must hold at the end, as
+    the ``statestore`` reader flattens it: ``(key, *value)`` per open session, ``(key, bucket, rows)`` per bucket,
+    ``(key, value)`` per list element. An ended session leaves nothing."""
+    out: list[tuple] = []
+    for key, state in sorted(run_sessions(rows, watermark_ms)[1].items()):
+        s = state.session
+        if s is None:
+            continue
+        if variable == "session":
+            out.append((key, s.partition, s.offset, s.seq, s.rows, s.total, s.last_ms))
+        elif variable == "buckets":
+            out += [(key, bucket, n) for bucket, n in sorted(state.buckets.items())]
+        else:
+            out += [(key, v) for v in state.recent]
     return out
 
 
@@ -270,6 +296,30 @@ def oracle(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
     rows = input_rows(batch_input)
     records = expected_records(rows, last_batch_watermark(rows, ctx.checkpoint))
     return ctx.spark.createDataFrame(records, OUTPUT_DDL)
+
+
+#: The reader's flattened columns of each state variable.
+STATE_DDL = {
+    "session": "key INT, " + SESSION_DDL,
+    "buckets": "key INT, bucket INT, rows BIGINT",
+    "recent": "key INT, value BIGINT",
+}
+
+
+def expected_state(variable: str) -> Callable[[DataFrame, OracleContext], DataFrame]:
+    """The final-state oracle of ``variable`` (:func:`final_state_rows` over the input and the offset log)."""
+
+    def expected(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
+        rows = input_rows(batch_input)
+        state = final_state_rows(rows, last_batch_watermark(rows, ctx.checkpoint), variable)
+        return ctx.spark.createDataFrame(state, STATE_DDL[variable])
+
+    return expected
+
+
+#: Spark's value, map and list state after the run, against the oracle's sessions (timers: the reader cannot
+#: read them, measured).
+FINAL_STATE = tuple(StateExpectation(name, expected_state(name)) for name in STATE_DDL)
 
 
 def database(ctx: SinkContext) -> str:
@@ -317,5 +367,6 @@ SCENARIO = Scenario(
     guarantee="exactly-once",
     transform=sessions_with(SessionProcessor),
     oracle=oracle,
+    final_state=FINAL_STATE,
     **SESSIONS,
 )

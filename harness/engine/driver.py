@@ -42,9 +42,11 @@ from harness.engine.progress import ProgressLog, caught_up
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
 from harness.inspector import batch_ids, read_commit
+from harness.inspector.spark_view import StateUnreadable, read_state_rows
 from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session
 from harness.spark.warm import warm
 from harness.verdict.check import INPUT_BATCHES
+from harness.verdict.state_check import STATE_DIR, UNREADABLE, state_files
 from scenarios import Scenario, SinkContext, get_scenario
 from scenarios.base import RUN_OUTPUT_ENV, OracleContext
 from scenarios.sources import SourceRun
@@ -161,17 +163,36 @@ class Driver:
         commits = batch_ids(self.paths.checkpoint / "commits")
         watermark = read_commit(self.paths.checkpoint, commits[-1]).next_watermark_ms if commits else 0
         ctx = OracleContext(self.spark, watermark, str(self.paths.checkpoint))
-        expected = self.scenario.expected(self.scenario.source.batch(self.spark, self.source_run), ctx)
+        batch_input = self.scenario.source.batch(self.spark, self.source_run)
+        expected = self.scenario.expected(batch_input, ctx)
         observed = self.scenario.read_output(self.spark, self.ctx, expected.schema)
         counts = {}
         for name, df in (("expected", expected), ("observed", observed)):
             table = df.toArrow()
             pq.write_table(table, self.paths.oracle / f"{name}.parquet")
             counts[f"{name}_rows"] = table.num_rows
+        self._write_final_state(batch_input, ctx)
         located = self.scenario.source.input_batches(self.source_run, self.scenario.identity)
         if located is not None:  # a source without provenance columns: which batch read which row
             pq.write_table(located, self.paths.oracle / INPUT_BATCHES)
         return {"event": "checked", **counts}
+
+    def _write_final_state(self, batch_input: Any, ctx: OracleContext) -> None:
+        """The scenario's expected final state and Spark's (:mod:`harness.verdict.state_check`'s files)."""
+        import pyarrow.parquet as pq
+
+        if not self.scenario.final_state:
+            return
+        (self.paths.oracle / STATE_DIR).mkdir(exist_ok=True)
+        for want in self.scenario.final_state:
+            try:
+                observed = read_state_rows(self.spark, self.paths.checkpoint, want.operator_id, want.name)
+            except StateUnreadable as exc:
+                (self.paths.oracle / STATE_DIR / UNREADABLE).write_text(f"{exc}\n")
+                return
+            expected_path, observed_path = state_files(self.paths.oracle, want.operator_id, want.name)
+            pq.write_table(want.expected(batch_input, ctx).toArrow(), expected_path)
+            pq.write_table(observed.toArrow(), observed_path)
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:

@@ -9,6 +9,7 @@ from fault_injectors.plan import FaultRule
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
 from harness.verdict.checker import CheckResult
+from harness.verdict.state_check import StateCheck
 
 
 @dataclass
@@ -29,6 +30,8 @@ class RunOutcome:
     inspector_summary: str | None = None
     #: Planned fault rules that never fired (the run's ``error`` says so); empty when all fired.
     unfired: list[FaultRule] = field(default_factory=list)
+    #: The final-state check (``Scenario.final_state``); ``None`` when the scenario declares none.
+    state_check: StateCheck | None = None
 
     @property
     def verdict(self) -> str:

@@ -34,7 +34,8 @@ def _anomaly_line(a: Anomaly) -> str:
         )
     fault = f"; after fault #{a.fault.history_index} ({a.fault.description})" if a.fault else "; no fault preceded it"
     if a.detail:
-        return f"  - {where}{fault}\n      {a.detail}"
+        shown = f"\n      {_row(a.row)}" if a.kind == "state-mismatch" else ""
+        return f"  - {where}{fault}\n      {a.detail}{shown}"
     if a.observed_row is not None:
         diff = " ".join(f"{k}={a.row.get(k)}->{v}" for k, v in a.observed_row.items() if a.row.get(k) != v)
         return f"  - {where}{rng}: {diff}{fault}\n      expected {_row(a.row)}"
@@ -78,6 +79,8 @@ def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
             "  timed kill(s): NOT deterministic. A replay kills a few ms elsewhere and may not reproduce this run; "
             "`replay BUNDLE --times N` reports how often it does"
         )
+    if outcome.state_check is not None:
+        lines.append(outcome.state_check.describe())
     if outcome.error and outcome.error.count("\n"):
         lines += ["  " + line for line in outcome.error.splitlines()[1:]]
     result = outcome.result
@@ -119,6 +122,7 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "anomalies": [asdict(a) for a in result.anomalies] if result else [],
         "expected_rows": result.expected_rows if result else None,
         "observed_rows": result.observed_rows if result else None,
+        "final_state": outcome.state_check.to_json() if outcome.state_check else None,
         "error": outcome.error or (result.error if result else None),
         "query_failed": outcome.query_failed,
         "inspector": outcome.inspector_summary,

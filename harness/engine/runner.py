@@ -30,10 +30,11 @@ from harness.engine.pool import DriverPool
 from harness.engine.rundir import RunPaths
 from harness.engine.schedule import Schedule, build_schedule
 from harness.engine.spec import RunSpec
-from harness.inspector import latest_batch_id, summarize
+from harness.inspector import batch_ids, latest_batch_id, summarize
 from harness.inspector.boundaries import STATE_PURGE, batch_boundaries
 from harness.verdict.check import batches_json, check_run_dir
-from harness.verdict.checker import CheckResult
+from harness.verdict.checker import CheckResult, FaultRef
+from harness.verdict.state_check import StateCheck, check_final_state
 from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
 from scenarios.tap import advance, init_tap
@@ -52,6 +53,7 @@ class Runner:
         self.spec, self.paths, self._echo = spec, paths, echo
         self.scenario = get_scenario(spec.scenario)
         self.schedule: Schedule = build_schedule(spec, self.scenario)
+        self.state_check: StateCheck | None = None
         self._own_pool = pool is None
         self.pool = pool or DriverPool(paths.logs, spec.master, spec.confs)
         if (self.pool.master, self.pool.confs) != (spec.master, dict(spec.confs)):
@@ -109,6 +111,7 @@ class Runner:
                 try:
                     self._play()
                     outcome.result = self._check()
+                    outcome.state_check = self.state_check
                 finally:
                     self._shutdown()
             missing = never_fired(self.schedule.plan, read_ledger(self.paths.faults))
@@ -209,6 +212,12 @@ class Runner:
         assert self.conductor is not None
         fired = self.conductor.kills_fired
         result = check_run_dir(self.paths.oracle, self.paths.checkpoint, fired, self.scenario.identity)
+        refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in fired]
+        committed = batch_ids(self.paths.checkpoint / "commits")
+        self.state_check = check_final_state(self.paths.oracle, committed[-1] if committed else None, refs)
+        if self.state_check is not None and self.state_check.anomalies and result.valid != "unknown":
+            result.anomalies += self.state_check.anomalies
+            result.valid = False
         self._record("ok", "runner", "check", {"verdict": result.verdict, "counts": result.counts()})
         return result
 

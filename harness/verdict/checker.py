@@ -25,7 +25,8 @@ Verdict = Literal["exactly-once", "violated", "unknown"]
 #: are not row provenance, e.g. window + key of an aggregate) is visible with
 #: other values than the oracle's (e.g. a replayed batch counted twice).
 #: ``uncommitted-visible``: a visible row of a batch the checkpoint never
-#: committed. ``offset-regression``: the checkpoint's offsets move backwards.
+#: committed. ``offset-regression``: the checkpoint's offsets move backwards. ``state-mismatch``: after the run,
+#: Spark's state holds a row the scenario's expected final state does not, or lacks one it does.
 KINDS = (
     "lost",
     "duplicate",
@@ -34,6 +35,7 @@ KINDS = (
     "replay-divergent",
     "uncommitted-visible",
     "offset-regression",
+    "state-mismatch",
 )
 PROVENANCE = ("partition", "offset", "seq")
 

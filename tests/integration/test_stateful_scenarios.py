@@ -187,7 +187,7 @@ EXACT = {
 #: Run by the heavy tier only: the default suite's ci campaigns (test_chaos_library.py) kill these with drawn faults;
 #: a SIGKILL after a stateful query's foreachBatch SQLite sink committed (agg_watermark_update's seed) is also
 #: test_tws_sessions.py's, and the 60-batch run of test_volume.py SIGKILLs a deduplication.
-HEAVY_ONLY = {"dedup_stream", "dedup_within_watermark", "agg_watermark_update"}
+HEAVY_ONLY = {"dedup_stream", "dedup_within_watermark", "agg_watermark_update", "stream_stream_join"}
 
 
 @pytest.mark.usefixtures("no_leftover_processes")

@@ -23,7 +23,8 @@ KILL = ("--seed", "1", "--rounds", "2", "--kills", "0", "--kill", "sink.commit.a
 
 
 def run(tmp_path: Path, name: str, *args: str) -> tuple[int, dict[str, Any], str]:
-    return harness_json(tmp_path / f"{name}.json", "run", name, *args, "--run-dir", str(tmp_path / name))
+    stem = name.replace(":", "_")
+    return harness_json(tmp_path / f"{stem}.json", "run", name, *args, "--run-dir", str(tmp_path / stem))
 
 
 def test_sessions_hold_and_the_side_store_twin_is_caught_after_the_same_kill(tmp_path: Path) -> None:
@@ -33,6 +34,10 @@ def test_sessions_hold_and_the_side_store_twin_is_caught_after_the_same_kill(tmp
     assert (fired["point"], fired["batch"]) == ("sink.commit.after", 3), fired
     assert doc["expected_rows"] == doc["observed_rows"] > 100, log
     assert len(doc["batches"]) >= 6, "the kill should leave batches after the replay"
+    # Spark's value, map and list state after the run (statestore reader) equal the oracle's open sessions.
+    state = doc["final_state"]
+    assert state["unreadable"] is None and state["mismatches"] == 0, state
+    assert set(state["variables"]) == {"0-session", "0-buckets", "0-recent"} and state["variables"]["0-session"] > 3
 
     rc, twin, log = run(tmp_path, "tws_sessions_side_store", *KILL, "--state-store", "rocksdb-changelog")
     assert rc == 1 and twin["verdict"] == "violated", log
@@ -47,6 +52,21 @@ def test_sessions_hold_and_the_side_store_twin_is_caught_after_the_same_kill(tmp
     first = min(rows, key=lambda a: (a["batch_id"], a["row"]["offset"], a["row"]["seq"]))
     assert first["observed_row"]["rows"] > first["row"]["rows"], first
     assert (tmp_path / "tws_sessions_side_store" / "output" / "side-store").is_dir()
+    assert leftover_processes() == []
+
+
+def test_state_a_timer_leaks_is_caught_by_the_final_state_check(tmp_path: Path) -> None:
+    """A processor whose timer ends a session but leaves its map and list state behind: the output shows it only
+    for keys that come back; Spark's state shows it for every session a timer ended (no fault needed)."""
+    rc, doc, log = run(tmp_path, "examples.pipelines.tws_leaky_timer:SCENARIO", "--seed", "1", "--rounds", "2")
+    assert rc == 1 and doc["verdict"] == "violated", log
+    leaked = [a for a in doc["anomalies"] if a["kind"] == "state-mismatch"]
+    assert leaked and {a["row"]["state"] for a in leaked} == {"0-buckets", "0-recent"}, log  # never the session
+    assert "in Spark's state but not expected" in log
+    shown = {(a["row"] or a["observed_row"])["key"] for a in doc["anomalies"] if a["kind"] != "state-mismatch"}
+    only_in_state = {a["row"]["key"] for a in leaked} - shown
+    assert only_in_state, "some leaked keys never came back: only the state check can see those"
+    assert doc["final_state"]["mismatches"] == len(leaked)
     assert leftover_processes() == []
 
 

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from fault_injectors.crash import PLAN_FILE, read_ledger
 from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT, FaultPlan, FaultPlanError, FaultRule
 from harness.cli.main import parse_kill
 from harness.engine.spec import kill_argument
+from tests.unit.test_timed_kills import WATCHER_CHILD  # the same child: a watcher in its own session
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,21 +30,6 @@ def test_a_maintenance_point_is_a_sigkill_of_a_named_batch(point: str) -> None:
         FaultRule("x", point, 3, action="raise")
     with pytest.raises(FaultPlanError, match="needs a batch"):
         FaultRule("x", point, None)
-
-
-WATCHER_CHILD = textwrap.dedent(
-    """
-    import sys, time
-    from fault_injectors.crash import FaultSite
-    from fault_injectors.watcher import CheckpointWatcher
-    faults, checkpoint = sys.argv[1], sys.argv[2]
-    watcher = CheckpointWatcher(FaultSite(faults, checkpoint), checkpoint)
-    assert watcher.needed()
-    watcher.start()
-    print("watching", flush=True)
-    time.sleep(30)
-    """
-)
 
 
 def watch(tmp_path: Path, rule: FaultRule, before: Callable[[Path], None], after: Callable[[Path], None]) -> Any:
