@@ -124,12 +124,15 @@ class FaultSite:
         attempt: int | None = None,
         step: int | None = None,
         wrapper: str | None = None,
+        recorded_batch: int | None = None,
         **context: Any,
     ) -> None:
         """Fire the first armed rule whose conditions all hold.
 
         Returns normally when nothing fires; otherwise the rule's action
         happens (the process dies, or :class:`InjectedFault` is raised).
+        ``recorded_batch``: the batch the ledger names, when the fault lands in another batch than the one its
+        rule is planned at (a retention purge after ``commits/N`` lands while a later batch runs).
         """
         for rule in self.armed(point, batch, partition, step=step, wrapper=wrapper):
             if rule.attempt is not None and attempt is not None and rule.attempt != attempt:
@@ -140,10 +143,11 @@ class FaultSite:
             ):
                 continue
             if self._claim(rule):
+                landed = batch if recorded_batch is None else recorded_batch
                 self._record(
-                    rule, batch, dict(context, partition=partition, attempt=attempt, step=step, wrapper=wrapper)
+                    rule, landed, dict(context, partition=partition, attempt=attempt, step=step, wrapper=wrapper)
                 )
-                execute(rule, batch)
+                execute(rule, landed)
 
     def _claim(self, rule: FaultRule) -> bool:
         assert self.dir is not None

@@ -158,8 +158,14 @@ class FaultRule:
                 f"{where}: {self.point} is seen by the checkpoint watcher, which can only SIGKILL "
                 f"(action kill_process_group), not {self.action}"
             )
-        if self.point in BOUNDARY_POINTS and self.batch is None:
-            raise FaultPlanError(f"{where}: {self.point} needs a batch (field 'batch')")
+        if self.point in BOUNDARY_POINTS:
+            if self.batch is None:
+                raise FaultPlanError(f"{where}: {self.point} needs a batch (field 'batch')")
+            for name in ("partition", "after_rows", "attempt", "probability"):
+                if getattr(self, name) is not None:
+                    raise FaultPlanError(f"{where}: field {name!r} does not apply to {self.point} (the whole query)")
+            if self.times != 1:
+                raise FaultPlanError(f"{where}: {self.point} fires once (field 'times' must be 1)")
         if self.action not in ACTIONS:
             raise FaultPlanError(f"{where}: field 'action' is {self.action!r}; known: {', '.join(ACTIONS)}")
         for name in ("batch", "partition", "after_rows", "attempt"):
@@ -222,6 +228,13 @@ class FaultRule:
             )
         if self.point == STEP_POINT:
             return f": batch {self.batch} took fewer than {self.step} steps here (see `python -m harness census`)"
+        if self.point in BOUNDARY_POINTS:
+            what = "wrote no full copy of that version" if self.point == SNAPSHOT_POINT else "purged nothing after it"
+            return (
+                f": Spark's state maintenance {what} while the query ran (it runs every "
+                "spark.sql.streaming.stateStore.maintenanceInterval, 60 s by default; purges start after "
+                "spark.sql.streaming.minBatchesToRetain batches, 100 by default): set them lower in the run's confs"
+            )
         return ""
 
     @classmethod

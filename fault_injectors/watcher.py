@@ -62,6 +62,7 @@ class CheckpointWatcher(threading.Thread):
         self.initial = {point: set(batch_ids(d)) for point, d in self.dirs.items()}
         self.state_dir = ckpt / "state"
         self.state_files = self._state_files() if self._state_rules() else set()
+        self._committed: int | None = max(batch_ids(self.dirs["after_commit_logged"]), default=None)
         self._ticks = 0
         #: Batch id -> modification time (ns since the epoch) of an ``offsets/N`` that appeared while watching.
         self.started: dict[int, int] = {}
@@ -118,14 +119,20 @@ class CheckpointWatcher(threading.Thread):
                 self.site.maybe_fire(
                     SNAPSHOT_POINT, int(m.group(1)) - 1, via="checkpoint-watcher", description=f"{where} appeared"
                 )
-        newest = max(batch_ids(self.dirs["after_commit_logged"]), default=None)
-        if vanished and newest is not None:
+        # The newest commit as of the previous poll: a file deleted since then was deleted after that commit.
+        committed, self._committed = self._committed, max(batch_ids(self.dirs["after_commit_logged"]), default=None)
+        if vanished and committed is not None:
             where = sorted(vanished)[0].relative_to(self.state_dir.parent)
             for batch in self._rules(PURGE_POINT):
-                if batch <= newest:
-                    desc = f"{where} deleted ({len(vanished)} state file(s) gone) after commits/{newest}"
+                if batch <= committed:
+                    desc = f"{where} deleted ({len(vanished)} state file(s) gone) after commits/{committed}"
                     self.site.maybe_fire(
-                        PURGE_POINT, batch, via="checkpoint-watcher", description=desc, after_commit=newest
+                        PURGE_POINT,
+                        batch,
+                        recorded_batch=committed + 1,  # it lands in the batch after that commit, not in `batch`
+                        via="checkpoint-watcher",
+                        description=desc,
+                        after_commit=committed,
                     )
 
     def _tick_timed(self) -> None:

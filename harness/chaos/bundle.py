@@ -55,8 +55,15 @@ def versions() -> dict[str, str]:
 
 
 def anomaly_keys(anomalies: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """What must match for a replay to count as reproducing: kind, batch and row identity."""
-    return sorted((a["kind"], a["batch_id"], a["partition"], a["offset"], a["seq"]) for a in anomalies)
+    """What must match for a replay to count as reproducing: kind, batch and row identity (for a
+    ``state-mismatch``, which has no provenance, the state row itself and its counts)."""
+
+    def state_row(a: dict[str, Any]) -> str:
+        if a["kind"] != "state-mismatch":
+            return ""
+        return repr((sorted((a.get("row") or {}).items()), a["expected_count"], a["observed_count"]))
+
+    return sorted((a["kind"], a["batch_id"], a["partition"], a["offset"], a["seq"], state_row(a)) for a in anomalies)
 
 
 def timed_landings(kills_fired: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -46,7 +46,7 @@ from harness.inspector.spark_view import StateUnreadable, read_state_rows
 from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session
 from harness.spark.warm import warm
 from harness.verdict.check import INPUT_BATCHES
-from harness.verdict.state_check import STATE_DIR, UNREADABLE, state_files
+from harness.verdict.state_check import ERROR, EXPECTED, OBSERVED, STATE_DIR, UNREADABLE, state_file
 from scenarios import Scenario, SinkContext, get_scenario
 from scenarios.base import RUN_OUTPUT_ENV, OracleContext
 from scenarios.sources import SourceRun
@@ -179,20 +179,23 @@ class Driver:
 
     def _write_final_state(self, batch_input: Any, ctx: OracleContext) -> None:
         """The scenario's expected final state and Spark's (:mod:`harness.verdict.state_check`'s files)."""
+        import shutil
+
         import pyarrow.parquet as pq
 
         if not self.scenario.final_state:
             return
-        (self.paths.oracle / STATE_DIR).mkdir(exist_ok=True)
+        shutil.rmtree(self.paths.oracle / STATE_DIR, ignore_errors=True)  # nothing of an earlier attempt
+        (self.paths.oracle / STATE_DIR).mkdir()
         for want in self.scenario.final_state:
+            where = (self.paths.oracle, want.operator_id, want.name)
             try:
                 observed = read_state_rows(self.spark, self.paths.checkpoint, want.operator_id, want.name)
             except StateUnreadable as exc:
-                (self.paths.oracle / STATE_DIR / UNREADABLE).write_text(f"{exc}\n")
-                return
-            expected_path, observed_path = state_files(self.paths.oracle, want.operator_id, want.name)
-            pq.write_table(want.expected(batch_input, ctx).toArrow(), expected_path)
-            pq.write_table(observed.toArrow(), observed_path)
+                state_file(*where, UNREADABLE if exc.known else ERROR).write_text(f"{exc}\n")
+                continue
+            pq.write_table(want.expected(batch_input, ctx).toArrow(), state_file(*where, EXPECTED))
+            pq.write_table(observed.toArrow(), state_file(*where, OBSERVED))
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:

@@ -12,6 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fault_injectors.plan import BOUNDARY_POINTS, PURGE_POINT
 from harness.verdict.checker import KINDS, Anomaly
 from harness.verdict.rowdiff import row_diff
 
@@ -43,6 +44,14 @@ def _anomaly_line(a: Anomaly) -> str:
     return f"  - {where}{rng}:{count}{fault}\n      {_row(a.row)}"
 
 
+def boundary_label(kill: dict[str, Any]) -> str:
+    """`` [<boundaries> batch]`` after a fired fault that hit Spark's maintenance boundaries (``""`` for none);
+    without ``batch`` for a retention purge, which hit the maintenance task rather than a batch."""
+    if not kill.get("boundaries"):
+        return ""
+    return f" [{', '.join(kill['boundaries'])}{'' if kill.get('point') == PURGE_POINT else ' batch'}]"
+
+
 def summary_line(outcome: RunOutcome) -> str:
     ctx = f"(scenario={outcome.spec.scenario}, seed={outcome.spec.seed})"
     if outcome.error and outcome.query_failed:
@@ -69,14 +78,15 @@ def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
     lines = [summary_line(outcome)]
     if outcome.kills_fired:
         lines.append("faults fired:")
-        lines += [
-            f"  #{k['history_index']} {k['description']}"
-            + (f" [{', '.join(k['boundaries'])} batch]" if k.get("boundaries") else "")
-            for k in outcome.kills_fired
-        ]
+        lines += [f"  #{k['history_index']} {k['description']}" + boundary_label(k) for k in outcome.kills_fired]
     if not outcome.spec.deterministic:
+        rules = outcome.spec.extra_faults
+        kinds = ["timed"] * any(r.timed for r in rules) + ["state-maintenance"] * any(
+            r.point in BOUNDARY_POINTS for r in rules
+        )
         lines.append(
-            "  timed kill(s): NOT deterministic. A replay kills a few ms elsewhere and may not reproduce this run; "
+            f"  {' and '.join(kinds)} kill(s): NOT deterministic. A replay kills a few ms elsewhere and may not "
+            "reproduce this run; "
             "`replay BUNDLE --times N` reports how often it does"
         )
     if outcome.state_check is not None:

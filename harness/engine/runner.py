@@ -22,7 +22,7 @@ from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.nemesis import NemesisError, apply_nemesis
-from fault_injectors.plan import PURGE_POINT
+from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT
 from harness.engine.conductor import Conductor, HarnessError, QueryFailedError
 from harness.engine.history import History
 from harness.engine.outcome import RunOutcome
@@ -31,7 +31,7 @@ from harness.engine.rundir import RunPaths
 from harness.engine.schedule import Schedule, build_schedule
 from harness.engine.spec import RunSpec
 from harness.inspector import batch_ids, latest_batch_id, summarize
-from harness.inspector.boundaries import STATE_PURGE, batch_boundaries
+from harness.inspector.boundaries import STATE_PURGE, STATE_SNAPSHOT, batch_boundaries
 from harness.verdict.check import batches_json, check_run_dir
 from harness.verdict.checker import CheckResult, FaultRef
 from harness.verdict.state_check import StateCheck, check_final_state
@@ -132,7 +132,10 @@ class Runner:
             if kill.get("point") == PURGE_POINT:
                 kill["boundaries"] = [STATE_PURGE]
             elif isinstance(kill.get("batch"), int):
-                kill["boundaries"] = batch_boundaries(self.paths.checkpoint, sink_dir, kill["batch"])
+                found = batch_boundaries(self.paths.checkpoint, sink_dir, kill["batch"])
+                if kill.get("point") == SNAPSHOT_POINT and STATE_SNAPSHOT not in found:
+                    found.append(STATE_SNAPSHOT)  # it fired as the copy appeared, whatever is left on disk now
+                kill["boundaries"] = found
         outcome.batches = batches_json(self.paths.checkpoint)
         if outcome.verdict != "exactly-once":
             sink_dir = self.paths.output if (self.paths.output / "_spark_metadata").is_dir() else None
@@ -215,9 +218,12 @@ class Runner:
         refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in fired]
         committed = batch_ids(self.paths.checkpoint / "commits")
         self.state_check = check_final_state(self.paths.oracle, committed[-1] if committed else None, refs)
-        if self.state_check is not None and self.state_check.anomalies and result.valid != "unknown":
-            result.anomalies += self.state_check.anomalies
-            result.valid = False
+        if self.state_check is not None and result.valid != "unknown":
+            if self.state_check.error:  # a reader or comparison failure is no verdict, never a pass
+                result.valid, result.error = "unknown", self.state_check.describe()
+            elif self.state_check.anomalies:
+                result.anomalies += self.state_check.anomalies
+                result.valid = False
         self._record("ok", "runner", "check", {"verdict": result.verdict, "counts": result.counts()})
         return result
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fault_injectors.plan import FaultPlan, FaultRule
-from harness.engine.spec import RunSpec
+from harness.engine.spec import STATE_STORES, RunSpec
 from scenarios.admission import Offsets, plan_batches
 from scenarios.base import Scenario
 
@@ -59,6 +59,9 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
     available: Offsets = {p: 0 for p in parts}
     max_offsets = scenario.batch_limit_for(spec.effective_batch_rows(scenario.max_rows_per_batch))
     volume = spec.volume_offsets(scenario.partitions, scenario.rows_per_offset)
+    unknown = [s for s in scenario.state_stores if s not in STATE_STORES]
+    if unknown:
+        raise ValueError(f"scenario {scenario.name}: state_stores {unknown} are not among {', '.join(STATE_STORES)}")
     if spec.state_store and scenario.state_stores and spec.state_store not in scenario.state_stores:
         raise ValueError(
             f"scenario {scenario.name} runs on the {' or '.join(scenario.state_stores)} state store only "

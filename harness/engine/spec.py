@@ -9,7 +9,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import CLUSTER_ACTIONS, STEP_POINT, TIMED_POINT, FaultPlanError, FaultRule
+from fault_injectors.plan import (
+    BOUNDARY_POINTS,
+    CLUSTER_ACTIONS,
+    STEP_POINT,
+    TIMED_POINT,
+    FaultPlanError,
+    FaultRule,
+)
 from harness.spark.connect import inner_master
 from harness.spark.session import DEFAULT_MASTER
 from harness.spark.standalone import is_standalone, parse_standalone
@@ -90,6 +97,7 @@ class RunSpec:
                 raise ValueError(
                     f"checkpoint format {self.checkpoint_format} is not supported by the "
                     f"{self.state_store or 'hdfs'} state store (it supports {', '.join(map(str, allowed))})"
+                    + ("" if self.state_store else "; name the store with --state-store rocksdb or rocksdb-changelog")
                 )
         if self.shuffle_partitions is not None and self.shuffle_partitions < 1:
             raise ValueError(f"shuffle_partitions must be >= 1 (got {self.shuffle_partitions})")
@@ -113,9 +121,10 @@ class RunSpec:
 
     @property
     def deterministic(self) -> bool:
-        """Whether a replay of this spec must reproduce its run: false when a timed kill is planned
-        (``batch.time``: it lands where the clock says, a few ms elsewhere on every run)."""
-        return not any(r.timed for r in self.extra_faults)
+        """Whether a replay of this spec must reproduce its run: false when a timed kill (``batch.time``) or a
+        state-maintenance kill (``state.snapshot``, ``state.purge``) is planned: they land where the clock, or
+        Spark's maintenance task, says, a few ms elsewhere on every run."""
+        return not any(r.timed or r.point in BOUNDARY_POINTS for r in self.extra_faults)
 
     @property
     def effective_rounds(self) -> int:

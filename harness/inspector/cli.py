@@ -2,12 +2,12 @@
 
 Usage::
 
-    python -m harness inspect CHECKPOINT [--json] [--sink-dir DIR] [--limit N] [--no-checksums] [--spark-state]
+    python -m harness inspect CHECKPOINT [--json] [--sink-dir DIR] [--limit N] [--no-checksums] [--state]
     python -m harness inspect diff A B [--json]
 
 Exit codes: 0 every invariant holds (diff: B is a consistent continuation of A),
-1 a violation (diff: a conflict), 2 the input cannot be read — reported as one
-line naming the path, never a traceback.
+1 a violation (diff: a conflict; --state: Spark's readers disagree with the files), 2 the input
+cannot be read — reported as one line naming the path, never a traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,9 +43,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=50, metavar="N", help="timeline rows shown (newest; 0 = all)")
     p.add_argument("--no-checksums", action="store_true", help="skip verifying .crc sidecars (faster on big state)")
     p.add_argument(
+        "--state",
         "--spark-state",
+        dest="spark_state",
         action="store_true",
-        help="also show state contents via Spark's state-metadata/statestore readers (starts a local Spark, ~10 s)",
+        help="also read the state through Spark's state-metadata/statestore readers and cross-check them with the "
+        "inspector's own reading of the files (starts a local Spark, ~10 s; exit 1 if they disagree)",
     )
 
 
@@ -76,20 +80,24 @@ def _spark_view(checkpoint: str) -> SparkStateView:
 
 
 def _inspect(args: argparse.Namespace, checkpoint: str) -> int:
+    from harness.inspector.cross_check import cross_check, render_cross_check
     from harness.inspector.inspection import inspect_checkpoint
     from harness.inspector.render import render_text, report_json
     from harness.inspector.spark_view import render_spark_view, view_json
 
     report = inspect_checkpoint(checkpoint, args.sink_dir, verify_checksums=not args.no_checksums)
     view = _spark_view(checkpoint) if args.spark_state else None
+    checked = cross_check(view, report.model) if view is not None else None
     if args.json:
         doc = report_json(report)
-        if view is not None:
+        if view is not None and checked is not None:
             doc["spark_state"] = view_json(view)
+            doc["spark_state"]["cross_check"] = asdict(checked)
         _emit(json.dumps(doc, indent=2, default=str))
     else:
-        _emit(render_text(report, args.limit) + ("\n" + render_spark_view(view) if view is not None else ""))
-    return report.exit_code
+        shown = "" if view is None or checked is None else f"\n{render_spark_view(view)}\n{render_cross_check(checked)}"
+        _emit(render_text(report, args.limit) + shown)
+    return max(report.exit_code, 1 if checked is not None and checked.disagree else 0)
 
 
 def _diff(args: argparse.Namespace, a: str, b: str) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 
 @dataclass(frozen=True)
@@ -67,15 +67,32 @@ def spark_state_view(spark: SparkSession, checkpoint: str | os.PathLike[str], sa
 
 
 class StateUnreadable(RuntimeError):
-    """Spark's ``statestore`` reader cannot read this state (its first error line says why)."""
+    """Spark's ``statestore`` reader cannot read this state (the message says why). ``known``: for one of the
+    measured limits of the reader (checkpoint format 2 snapshot names, reserved ``$`` names), not a wrong option
+    or a broken checkpoint."""
+
+    def __init__(self, message: str, known: bool) -> None:
+        super().__init__(message)
+        self.known = known
 
 
-def read_state_rows(spark: SparkSession, checkpoint: str | os.PathLike[str], operator_id: int, name: str) -> Any:
+#: Causes of a reader failure measured on PySpark 4.3 that are the reader's limits, with what they mean.
+KNOWN_LIMITS = {
+    "NumberFormatException": (
+        "Spark's reader cannot load a checkpoint format 2 snapshot, <version>_<uuid>.zip, on PySpark 4.3 "
+        "(measured): run with checkpoint format 1 to check the final state"
+    ),
+    "STATE_STORE_CANNOT_CREATE_COLUMN_FAMILY_WITH_RESERVED_CHARS": (
+        "Spark's reader cannot read internal state such as timers (names starting with $) on PySpark 4.3 (measured)"
+    ),
+}
+
+
+def read_state_rows(spark: SparkSession, checkpoint: str | os.PathLike[str], operator_id: int, name: str) -> DataFrame:
     """One store or ``transformWithState`` variable (``name``; ``""``: the default store) at the newest committed
-    batch, through Spark's ``statestore`` reader, as a DataFrame with every struct column flattened into its
-    fields and ``partition_id`` dropped; the rows are read here, so a reader failure raises
-    :class:`StateUnreadable` now. Measured on PySpark 4.3: RocksDB state in checkpoint format 2 is unreadable
-    (``NumberFormatException`` on a ``<version>_<uuid>`` file name), and so are timers (reserved ``$`` names)."""
+    batch, through Spark's ``statestore`` reader, as a DataFrame with each top-level struct column replaced by
+    its fields and ``partition_id`` dropped; the rows are read here, so a reader failure raises
+    :class:`StateUnreadable` now (see :data:`KNOWN_LIMITS` for the failures measured on PySpark 4.3)."""
     from pyspark.sql.types import StructType
 
     reader = spark.read.format("statestore").option("operatorId", operator_id)
@@ -92,12 +109,9 @@ def read_state_rows(spark: SparkSession, checkpoint: str | os.PathLike[str], ope
         return spark.createDataFrame(flat.collect(), flat.schema)
     except Exception as exc:  # the reader raises many exception types; its first line names the cause
         cause = _root_cause(exc)
-        if "NumberFormatException" in cause and "_" in cause:  # a <version>_<uuid> file name
-            cause += (
-                " (Spark's reader cannot load a checkpoint format 2 snapshot, <version>_<uuid>.zip, on PySpark 4.3; "
-                "measured: run with checkpoint format 1 to check the final state)"
-            )
-        raise StateUnreadable(f"statestore reader, operator {operator_id} {name or 'default'}: {cause}") from None
+        known = [why for marker, why in KNOWN_LIMITS.items() if marker in str(exc)]
+        where = f"statestore reader, operator {operator_id} {name or 'default'}"
+        raise StateUnreadable(f"{where}: {cause}" + (f" ({known[0]})" if known else ""), bool(known)) from None
 
 
 def _root_cause(exc: BaseException) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.outcome import RunOutcome
-from harness.engine.report import summary_line, to_json
+from harness.engine.report import boundary_label, summary_line, to_json
 from harness.timeline.story import Timeline, build_timeline, checkpoint_timeline
 from harness.timeline.svg import batch_anchor, esc, timeline_svg
 
@@ -143,11 +143,7 @@ def write_outcome_page(
         {**a, "count": abs(int(a.get("observed_count") or 0) - int(a.get("expected_count") or 0)) or 1}
         for a in doc["anomalies"]
     ]
-    faults = [
-        f"fault #{k['history_index']}: {k['description']}"
-        + (f" [{', '.join(k['boundaries'])} batch]" if k.get("boundaries") else "")
-        for k in outcome.kills_fired
-    ]
+    faults = [f"fault #{k['history_index']}: {k['description']}" + boundary_label(k) for k in outcome.kills_fired]
     title = f"{outcome.spec.scenario}, seed {outcome.spec.seed}"
     lines = [*faults, f"replay: {outcome.spec.replay_command()}"]
     return write_run_page(

@@ -155,16 +155,42 @@ def test_drop_duplicates_state_through_spark_readers(built: dict[str, Any], spar
 def test_cli_spark_state_view_reuses_the_active_session(
     built: dict[str, Any], spark: SparkSession, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["inspect", str(built["root"] / "dedup"), "--spark-state", "--limit", "1"])
+    code = main(["inspect", str(built["root"] / "dedup"), "--state", "--limit", "1"])
     out = capsys.readouterr().out
     assert code == 0
     assert "state through Spark (state-metadata / statestore readers):" in out
     assert f"operator 0 store default: {built['dedup_rows']} row(s)" in out
+    assert "cross-check with the inspector's reading of the files: 6 agree, 0 disagree" in out, out
     assert main(["inspect", str(built["root"] / "dedup"), "--spark-state", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["spark_state"]["stores"][0]["rows"] == built["dedup_rows"]
     assert doc["spark_state"]["stores"][0]["sample"][0].startswith("key.key=")
+    assert doc["spark_state"]["cross_check"]["disagree"] == [] and len(doc["spark_state"]["cross_check"]["agree"]) == 6
     assert spark.range(1).count() == 1  # the shared session is still alive
+
+
+def test_state_cross_check_of_a_rocksdb_v2_checkpoint_agrees(
+    built: dict[str, Any], spark: SparkSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["inspect", str(built["root"] / "v2"), "--state", "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "cross-check with the inspector's reading of the files: 6 agree, 0 disagree" in out, out
+
+
+def test_state_cross_check_names_a_newest_version_spark_and_the_files_disagree_on(
+    built: dict[str, Any], spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The newest state version's files removed from a copy: the commit log still says the batch committed."""
+    ck = tmp_path / "dedup"
+    shutil.copytree(built["root"] / "dedup", ck)
+    (op,) = inspect_checkpoint(ck).model.state
+    newest = op.max_version()
+    for f in ck.glob(f"state/0/*/{newest}.delta"):
+        f.unlink()
+    code = main(["inspect", str(ck), "--state", "--limit", "1", "--no-checksums"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "DISAGREE operator 0 newest " in out, out
 
 
 def test_two_sources(built: dict[str, Any]) -> None:

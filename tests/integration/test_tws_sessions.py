@@ -36,7 +36,7 @@ def test_sessions_hold_and_the_side_store_twin_is_caught_after_the_same_kill(tmp
     assert len(doc["batches"]) >= 6, "the kill should leave batches after the replay"
     # Spark's value, map and list state after the run (statestore reader) equal the oracle's open sessions.
     state = doc["final_state"]
-    assert state["unreadable"] is None and state["mismatches"] == 0, state
+    assert state["unreadable"] == {} and state["error"] is None and state["mismatches"] == 0, state
     assert set(state["variables"]) == {"0-session", "0-buckets", "0-recent"} and state["variables"]["0-session"] > 3
 
     rc, twin, log = run(tmp_path, "tws_sessions_side_store", *KILL, "--state-store", "rocksdb-changelog")
@@ -61,7 +61,7 @@ def test_state_a_timer_leaks_is_caught_by_the_final_state_check(tmp_path: Path) 
     rc, doc, log = run(tmp_path, "examples.pipelines.tws_leaky_timer:SCENARIO", "--seed", "1", "--rounds", "2")
     assert rc == 1 and doc["verdict"] == "violated", log
     leaked = [a for a in doc["anomalies"] if a["kind"] == "state-mismatch"]
-    assert leaked and {a["row"]["state"] for a in leaked} == {"0-buckets", "0-recent"}, log  # never the session
+    assert leaked and {a["row"]["_variable"] for a in leaked} == {"0-buckets", "0-recent"}, log  # never the session
     assert "in Spark's state but not expected" in log
     shown = {(a["row"] or a["observed_row"])["key"] for a in doc["anomalies"] if a["kind"] != "state-mismatch"}
     only_in_state = {a["row"]["key"] for a in leaked} - shown

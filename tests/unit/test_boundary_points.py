@@ -30,6 +30,11 @@ def test_a_maintenance_point_is_a_sigkill_of_a_named_batch(point: str) -> None:
         FaultRule("x", point, 3, action="raise")
     with pytest.raises(FaultPlanError, match="needs a batch"):
         FaultRule("x", point, None)
+    with pytest.raises(FaultPlanError, match=f"field 'partition' does not apply to {point}"):
+        FaultRule("x", point, 3, partition=1)
+    with pytest.raises(FaultPlanError, match="fires once"):
+        FaultRule("x", point, 3, times=None)
+    assert "maintenanceInterval" in FaultRule("x", point, 3).why_unfired()
 
 
 def watch(tmp_path: Path, rule: FaultRule, before: Callable[[Path], None], after: Callable[[Path], None]) -> Any:
@@ -99,5 +104,5 @@ def test_the_watcher_kills_at_the_first_state_file_deleted_once_the_batch_commit
 
     record = watch(tmp_path, FaultRule("p", PURGE_POINT, 5), before, after)
     ctx = record["context"]
-    assert record["batch"] == 5 and ctx["after_commit"] == 5
+    assert record["batch"] == 6 and ctx["after_commit"] == 5, "it lands in the batch after commits/5"
     assert ctx["description"] == "state/0/0/2.delta deleted (1 state file(s) gone) after commits/5"

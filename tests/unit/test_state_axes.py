@@ -3,6 +3,7 @@ confs on the query, drawn by chaos for stateful scenarios only, and restored for
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -53,6 +54,9 @@ def test_a_store_the_scenario_cannot_run_on_is_refused_before_spark_starts() -> 
     assert build_schedule(RunSpec(tws.name, 1, state_store="rocksdb-changelog"), tws).predicted_batches
     assert build_schedule(RunSpec(tws.name, 1), tws).predicted_batches  # the scenario's own default (RocksDB)
     assert build_schedule(RunSpec(AGG.name, 1, state_store="hdfs"), AGG).predicted_batches
+    typo = dataclasses.replace(tws, state_stores=("rocksdb", "rockdb"))
+    with pytest.raises(ValueError, match=r"state_stores \['rockdb'\] are not among hdfs, rocksdb, rocksdb-changelog"):
+        build_schedule(RunSpec(tws.name, 1), typo)
 
 
 def test_the_stateful_scenarios_are_marked() -> None:

@@ -89,7 +89,7 @@ def spark_model(batches: list[list[dict[str, Any]]], replayed: int | None = None
                 out.append(s.close(key))
                 timer_ends += 1
         seen += [r["ts_ms"] for r in batch]
-    return out, watermark, timer_ends
+    return out, watermark, timer_ends, state
 
 
 def split(rows: list[dict[str, Any]], cuts: list[int]) -> list[list[dict[str, Any]]]:
@@ -113,8 +113,18 @@ def as_multiset(records: list[dict[str, Any]]) -> Counter:
 def test_any_batching_gives_the_oracles_records(seed: int, offsets: int, cuts: list[int]) -> None:
     rows = source_rows(seed, offsets)
     batches = split(rows, cuts)
-    got, watermark, _ = spark_model(batches)
+    got, watermark, _, state = spark_model(batches)
     assert as_multiset(got) == as_multiset(tws.expected_records(rows, watermark))
+    # The state the model's operator holds at the end is the final state the scenario expects of Spark.
+    left = {k: s for k, s in state.items() if s.session is not None}
+    sessions = [(k, s.session.partition, s.session.offset, s.session.seq, s.session.rows, s.session.total,
+                 s.session.last_ms) for k, s in sorted(left.items()) if s.session]  # fmt: skip
+    assert tws.final_state_rows(rows, watermark, "session") == sessions
+    assert tws.final_state_rows(rows, watermark, "buckets") == [
+        (k, b, n) for k, s in sorted(left.items()) for b, n in sorted(s.buckets.items())
+    ]
+    recent = [(k, v) for k, s in sorted(left.items()) for v in s.recent]
+    assert tws.final_state_rows(rows, watermark, "recent") == recent
 
 
 def test_the_model_sees_timers_and_gaps_and_a_replay_into_a_side_store_is_wrong() -> None:
@@ -123,10 +133,10 @@ def test_the_model_sees_timers_and_gaps_and_a_replay_into_a_side_store_is_wrong(
     changes the records."""
     rows = source_rows(7, 60)
     batches = split(rows, list(range(10, 60, 10)))
-    got, watermark, timer_ends = spark_model(batches)
+    got, watermark, timer_ends, _ = spark_model(batches)
     expected = tws.expected_records(rows, watermark)
     assert timer_ends >= 2, "no session ended by its timer"
     assert sum(r["kind"] == "session" for r in expected) >= 10 and max(r["rows"] for r in expected) >= 5
     assert as_multiset(got) == as_multiset(expected)
-    twice, _, _ = spark_model(batches, replayed=2)
+    twice, _, _, _ = spark_model(batches, replayed=2)
     assert as_multiset(twice) != as_multiset(expected)
