@@ -184,10 +184,11 @@ EXACT = {
 }
 
 
-#: Run by the heavy tier only: the default suite's ci campaigns (test_chaos_library.py) kill these with drawn faults;
-#: a SIGKILL after a stateful query's foreachBatch SQLite sink committed (agg_watermark_update's seed) is also
-#: test_tws_sessions.py's, and the 60-batch run of test_volume.py SIGKILLs a deduplication.
-HEAVY_ONLY = {"dedup_stream", "dedup_within_watermark", "agg_watermark_update", "stream_stream_join"}
+#: Run by the heavy tier only. The default suite's ci campaigns (test_chaos_library.py) kill every stateful scenario
+#: with drawn faults (a fifth of them SIGKILLs), and its representatives of stateful queries under seeded SIGKILLs
+#: are test_volume.py's 60-batch deduplication (four kills, at maintenance boundaries) and test_tws_sessions.py's
+#: transformWithState runs (a kill after the foreachBatch sink committed, agg_watermark_update's case here).
+HEAVY_ONLY = set(EXACT)
 
 
 @pytest.mark.usefixtures("no_leftover_processes")

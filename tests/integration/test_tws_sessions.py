@@ -7,29 +7,48 @@ version 3, the side store has batch 3 in it already. (The ``ci`` campaign over `
 stores and checkpoint formats, is in test_chaos_library.py; the twin found, shrunk and replayed 3 times out of 3
 by a campaign is the heavy test below.)
 
-Cost: each run is 2 drivers (the second after the kill) and 7 batches, about 30 s here.
+Cost: the runs share one driver pool with a warm standby; each is 7 batches, about 20-30 s here.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.clirun import harness, harness_json, leftover_processes
+from harness.engine.pool import DriverPool
+from harness.engine.report import render_text, to_json
+from harness.engine.runner import run_spec
+from harness.engine.spec import RunSpec, parse_kill_argument
+from tests.integration.clirun import TOKEN_PREFIX, harness, harness_json, leftover_processes
 
-KILL = ("--seed", "1", "--rounds", "2", "--kills", "0", "--kill", "sink.commit.after:3")
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
+    """One driver, and a warm standby that takes over after each kill, for the module's runs."""
+    shared = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "tws", standby=True)
+    yield shared
+    shared.close()
+    assert leftover_processes() == [], "a harness run left processes behind"
 
 
-def run(tmp_path: Path, name: str, *args: str) -> tuple[int, dict[str, Any], str]:
+def run(pool: DriverPool, tmp_path: Path, name: str, *kills: str, **spec: Any) -> tuple[dict[str, Any], str]:
+    """``name`` with seed 1, 2 rounds and the explicit ``kills``, in the shared pool: its JSON result and report."""
+    rules = tuple(dataclasses.replace(parse_kill_argument(k), id=f"x{i + 1}") for i, k in enumerate(kills))
+    log: list[str] = []
     stem = name.replace(":", "_")
-    return harness_json(tmp_path / f"{stem}.json", "run", name, *args, "--run-dir", str(tmp_path / stem))
+    outcome = run_spec(
+        RunSpec(name, 1, kills=0, rounds=2, extra_faults=rules, **spec), tmp_path / stem, log.append, pool=pool
+    )
+    return to_json(outcome), "\n".join([*log[-20:], render_text(outcome)])
 
 
-def test_sessions_hold_and_the_side_store_twin_is_caught_after_the_same_kill(tmp_path: Path) -> None:
-    rc, doc, log = run(tmp_path, "tws_sessions", *KILL, "--state-store", "rocksdb-changelog")
-    assert rc == 0 and doc["verdict"] == "exactly-once", log
+def test_sessions_hold_and_the_side_store_twin_is_caught_after_the_same_kill(pool: DriverPool, tmp_path: Path) -> None:
+    doc, log = run(pool, tmp_path, "tws_sessions", "sink.commit.after:3", state_store="rocksdb-changelog")
+    assert doc["verdict"] == "exactly-once", log
     [fired] = doc["kills_fired"]
     assert (fired["point"], fired["batch"]) == ("sink.commit.after", 3), fired
     assert doc["expected_rows"] == doc["observed_rows"] > 100, log
@@ -39,8 +58,8 @@ def test_sessions_hold_and_the_side_store_twin_is_caught_after_the_same_kill(tmp
     assert state["unreadable"] == {} and state["error"] is None and state["mismatches"] == 0, state
     assert set(state["variables"]) == {"0-session", "0-buckets", "0-recent"} and state["variables"]["0-session"] > 3
 
-    rc, twin, log = run(tmp_path, "tws_sessions_side_store", *KILL, "--state-store", "rocksdb-changelog")
-    assert rc == 1 and twin["verdict"] == "violated", log
+    twin, log = run(pool, tmp_path, "tws_sessions_side_store", "sink.commit.after:3", state_store="rocksdb-changelog")
+    assert twin["verdict"] == "violated", log
     assert twin["expected_rows"] == doc["expected_rows"], "same input, same oracle"
     kinds = set(twin["anomaly_counts"])
     assert "wrong-value" in kinds and kinds <= {"wrong-value", "lost", "phantom"}, twin["anomaly_counts"]
@@ -52,14 +71,13 @@ def test_sessions_hold_and_the_side_store_twin_is_caught_after_the_same_kill(tmp
     first = min(rows, key=lambda a: (a["batch_id"], a["row"]["offset"], a["row"]["seq"]))
     assert first["observed_row"]["rows"] > first["row"]["rows"], first
     assert (tmp_path / "tws_sessions_side_store" / "output" / "side-store").is_dir()
-    assert leftover_processes() == []
 
 
-def test_state_a_timer_leaks_is_caught_by_the_final_state_check(tmp_path: Path) -> None:
+def test_state_a_timer_leaks_is_caught_by_the_final_state_check(pool: DriverPool, tmp_path: Path) -> None:
     """A processor whose timer ends a session but leaves its map and list state behind: the output shows it only
     for keys that come back; Spark's state shows it for every session a timer ended (no fault needed)."""
-    rc, doc, log = run(tmp_path, "examples.pipelines.tws_leaky_timer:SCENARIO", "--seed", "1", "--rounds", "2")
-    assert rc == 1 and doc["verdict"] == "violated", log
+    doc, log = run(pool, tmp_path, "examples.pipelines.tws_leaky_timer:SCENARIO")
+    assert doc["verdict"] == "violated" and doc["kills_fired"] == [], log
     leaked = [a for a in doc["anomalies"] if a["kind"] == "state-mismatch"]
     assert leaked and {a["row"]["_variable"] for a in leaked} == {"0-buckets", "0-recent"}, log  # never the session
     assert "in Spark's state but not expected" in log
@@ -67,7 +85,6 @@ def test_state_a_timer_leaks_is_caught_by_the_final_state_check(tmp_path: Path) 
     only_in_state = {a["row"]["key"] for a in leaked} - shown
     assert only_in_state, "some leaked keys never came back: only the state check can see those"
     assert doc["final_state"]["mismatches"] == len(leaked)
-    assert leftover_processes() == []
 
 
 @pytest.mark.heavy  # about 4 minutes: a campaign until found, shrinking, then 3 replays
