@@ -23,6 +23,8 @@ class CrossCheck:
     agree: tuple[str, ...] = ()
     disagree: tuple[str, ...] = ()
     skipped: str | None = None
+    #: Readers that failed for part of the state (its facts are not compared), with their errors.
+    not_compared: tuple[str, ...] = ()
 
 
 def cross_check(view: SparkStateView, model: CheckpointModel) -> CrossCheck:
@@ -77,7 +79,7 @@ def cross_check(view: SparkStateView, model: CheckpointModel) -> CrossCheck:
             f"{', '.join(map(str, sorted(with_rows))) or 'none'}"
             + (f"; no state files for {', '.join(map(str, missing))}" if missing else ", each with state files"),
         )
-    return CrossCheck(tuple(agree), tuple(disagree))
+    return CrossCheck(tuple(agree), tuple(disagree), not_compared=view.errors)
 
 
 def render_cross_check(check: CrossCheck) -> str:
@@ -86,4 +88,5 @@ def render_cross_check(check: CrossCheck) -> str:
     lines = [f"cross-check with the inspector's reading of the files: {len(check.agree)} agree, "
              f"{len(check.disagree)} disagree"]  # fmt: skip
     lines += [f"  DISAGREE {d}" for d in check.disagree]
+    lines += [f"  not compared (a reader failed): {e}" for e in check.not_compared]
     return "\n".join(lines)

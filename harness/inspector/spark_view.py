@@ -51,7 +51,7 @@ def spark_state_view(spark: SparkSession, checkpoint: str | os.PathLike[str], sa
     try:
         meta_rows = spark.read.format("state-metadata").load(path).collect()
     except Exception as exc:  # Spark raises many exception types; the view is best-effort
-        return SparkStateView((), (), (f"state-metadata: {_one_line(exc)}",))
+        return SparkStateView((), (), (f"state-metadata: {_root_cause(exc)}",))
     operators = tuple(r.asDict(recursive=True) for r in meta_rows)
     stores = []
     for op in operators:
@@ -62,7 +62,7 @@ def spark_state_view(spark: SparkSession, checkpoint: str | os.PathLike[str], sa
             first = tuple(r.asDict(recursive=True) for r in df.limit(sample).collect()) if sample > 0 else ()
             stores.append(StoreView(op_id, store, sum(counts.values()), counts, first))
         except Exception as exc:
-            errors.append(f"statestore operator {op_id} store {store}: {_one_line(exc)}")
+            errors.append(f"statestore operator {op_id} store {store}: {_root_cause(exc)}")
     return SparkStateView(operators, tuple(stores), tuple(errors))
 
 

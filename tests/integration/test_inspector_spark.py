@@ -169,12 +169,16 @@ def test_cli_spark_state_view_reuses_the_active_session(
     assert spark.range(1).count() == 1  # the shared session is still alive
 
 
-def test_state_cross_check_of_a_rocksdb_v2_checkpoint_agrees(
+def test_state_cross_check_of_a_rocksdb_v2_checkpoint_names_what_spark_cannot_read(
     built: dict[str, Any], spark: SparkSession, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Measured on PySpark 4.3: state-metadata lists the operator of a format-2 RocksDB checkpoint, and the
+    statestore reader fails on its ``<version>_<uuid>`` files; what could be compared agrees, the rest is named."""
     assert main(["inspect", str(built["root"] / "v2"), "--state", "--limit", "1"]) == 0
     out = capsys.readouterr().out
-    assert "cross-check with the inspector's reading of the files: 6 agree, 0 disagree" in out, out
+    assert "cross-check with the inspector's reading of the files: 5 agree, 0 disagree" in out, out
+    assert "  not compared (a reader failed): statestore operator 0 store default: " in out, out
+    assert "NumberFormatException" in out, out
 
 
 def test_state_cross_check_names_a_newest_version_spark_and_the_files_disagree_on(
