@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.verdict.checker import Anomaly, FaultRef, _norm, _preceding_fault
+from harness.verdict.checker import Anomaly, FaultRef, _key, _preceding_fault
 
 STATE_DIR = "state"
 EXPECTED, OBSERVED, UNREADABLE, ERROR = ".expected.parquet", ".observed.parquet", ".unreadable.txt", ".error.txt"
@@ -95,10 +95,7 @@ def _compare(
         )
     check.variables[name] = observed.num_rows
 
-    def key(r: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-        return tuple(sorted((k, _norm(v)) for k, v in r.items()))
-
-    want, got = Counter(map(key, expected.to_pylist())), Counter(map(key, observed.to_pylist()))
+    want, got = Counter(map(_key, expected.to_pylist())), Counter(map(_key, observed.to_pylist()))
     fault = _preceding_fault(faults, last)
     for row in sorted(want.keys() | got.keys(), key=repr):
         w, g = want[row], got[row]
