@@ -153,19 +153,6 @@ class FaultRule:
                 f"{where}: field 'point' is {self.point!r}; known crash points: "
                 f"{', '.join(p for points in known for p in points)}"
             )
-        if self.point in BOUNDARY_POINTS and self.action != "kill_process_group":
-            raise FaultPlanError(
-                f"{where}: {self.point} is seen by the checkpoint watcher, which can only SIGKILL "
-                f"(action kill_process_group), not {self.action}"
-            )
-        if self.point in BOUNDARY_POINTS:
-            if self.batch is None:
-                raise FaultPlanError(f"{where}: {self.point} needs a batch (field 'batch')")
-            for name in ("partition", "after_rows", "attempt", "probability"):
-                if getattr(self, name) is not None:
-                    raise FaultPlanError(f"{where}: field {name!r} does not apply to {self.point} (the whole query)")
-            if self.times != 1:
-                raise FaultPlanError(f"{where}: {self.point} fires once (field 'times' must be 1)")
         if self.action not in ACTIONS:
             raise FaultPlanError(f"{where}: field 'action' is {self.action!r}; known: {', '.join(ACTIONS)}")
         for name in ("batch", "partition", "after_rows", "attempt"):
@@ -175,10 +162,22 @@ class FaultRule:
         if self.point != STEP_POINT and (self.step is not None or self.wrapper is not None):
             raise FaultPlanError(f"{where}: fields 'step' and 'wrapper' belong to point {STEP_POINT!r} only")
         _check_int(where, "after_ms", self.after_ms, optional=not self.timed)
-        if self.timed:
+        if self.timed or self.point in BOUNDARY_POINTS:  # fired by the checkpoint watcher, for the whole query
+            what = f"a timed kill ({TIMED_POINT})" if self.timed else f"{self.point} (the whole query)"
             for name in ("partition", "after_rows", "attempt", "probability"):
                 if getattr(self, name) is not None:
-                    raise FaultPlanError(f"{where}: field {name!r} does not apply to a timed kill ({TIMED_POINT})")
+                    raise FaultPlanError(f"{where}: field {name!r} does not apply to {what}")
+        if self.point in BOUNDARY_POINTS:
+            if self.action != "kill_process_group":
+                raise FaultPlanError(
+                    f"{where}: {self.point} is seen by the checkpoint watcher, which can only SIGKILL "
+                    f"(action kill_process_group), not {self.action}"
+                )
+            if self.batch is None:
+                raise FaultPlanError(f"{where}: {self.point} needs a batch (field 'batch')")
+            if self.times != 1:
+                raise FaultPlanError(f"{where}: {self.point} fires once (field 'times' must be 1)")
+        if self.timed:
             if self.batch is None:
                 raise FaultPlanError(f"{where}: a timed kill ({TIMED_POINT}) needs field 'batch'")
             if self.action != "kill_process_group" or self.times != 1:
