@@ -114,11 +114,10 @@ class CheckpointWatcher(threading.Thread):
         self.state_files = now
         for path in sorted(appeared):
             m = STATE_FILE_NAME.match(path.name)
-            if m and m.group(3) in FULL_KINDS and int(m.group(1)) - 1 in self._rules(SNAPSHOT_POINT):
+            batch = int(m.group(1)) - 1 if m and m.group(3) in FULL_KINDS else None  # version N+1: batch N's
+            if batch is not None and batch in self._rules(SNAPSHOT_POINT):
                 where = path.relative_to(self.state_dir.parent)
-                self.site.maybe_fire(
-                    SNAPSHOT_POINT, int(m.group(1)) - 1, via="checkpoint-watcher", description=f"{where} appeared"
-                )
+                self.site.maybe_fire(SNAPSHOT_POINT, batch, via="checkpoint-watcher", description=f"{where} appeared")
         # The newest commit as of the previous poll: a file deleted since then was deleted after that commit.
         committed, self._committed = self._committed, max(batch_ids(self.dirs["after_commit_logged"]), default=None)
         if vanished and committed is not None:

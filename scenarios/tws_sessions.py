@@ -202,9 +202,7 @@ class SessionProcessor(StatefulProcessor):
         k = int(key[0])
         state = self._load(k)
         out = [state.close(k)] if state.session is not None else []
-        self.save_session(k, None)
-        self.bucket_state.clear()
-        self.recent_state.clear()
+        self._save(k, Sessionizer(None, {}, []), None)  # the session ended: nothing of it stays (Spark drops the timer)
         yield pd.DataFrame(out, columns=list(OUTPUT_COLUMNS))
 
     def close(self) -> None:

@@ -60,8 +60,8 @@ def cross_check(view: SparkStateView, model: CheckpointModel) -> CrossCheck:
         if max_batch is not None and newest_commit is not None:
             text = f"operator {op_id} newest batch: Spark {max_batch}, commits/{newest_commit}"
             fact(int(max_batch) == newest_commit, text)
-        if max_batch is not None and op.max_version() is not None:
-            newest = op.max_version()
+        newest = op.max_version()
+        if max_batch is not None and newest is not None:
             text = f"operator {op_id} newest state version: Spark {int(max_batch) + 1}, files {newest}"
             fact(newest == int(max_batch) + 1, text)
         store = str(meta.get("stateStoreName") or "default")
