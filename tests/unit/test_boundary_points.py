@@ -3,10 +3,6 @@ checkpoint watcher firing them in a real child process that it SIGKILLs, on file
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +14,7 @@ from fault_injectors.crash import PLAN_FILE, read_ledger
 from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT, FaultPlan, FaultPlanError, FaultRule
 from harness.cli.main import parse_kill
 from harness.engine.spec import kill_argument
-from tests.unit.test_timed_kills import WATCHER_CHILD  # the same child: a watcher in its own session
+from tests.unit.watcher_child import run_watcher
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,25 +39,7 @@ def watch(tmp_path: Path, rule: FaultRule, before: Callable[[Path], None], after
     faults, checkpoint = tmp_path / "faults", tmp_path / "checkpoint"
     faults.mkdir(parents=True)
     FaultPlan((rule,)).save(faults / PLAN_FILE)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(
-        [sys.executable, "-c", WATCHER_CHILD, str(faults), str(checkpoint)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "watching"
-        before(checkpoint)
-        time.sleep(0.3)
-        assert child.poll() is None, "fired before its moment"
-        after(checkpoint)
-        assert child.wait(timeout=20) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
+    run_watcher(faults, checkpoint, before, after)
     (record,) = read_ledger(faults)
     return record
 

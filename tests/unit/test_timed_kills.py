@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -24,6 +20,7 @@ from harness.cli.main import parse_kill
 from harness.engine.spec import RunSpec, kill_argument
 from scenarios import get_scenario
 from scenarios.strategies import TIMED_MAX_MS, chaos_specs
+from tests.unit.watcher_child import run_watcher
 
 NAIVE = get_scenario("foreachbatch_append_naive")
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,21 +105,6 @@ def test_timed_kills_are_drawn_only_when_asked_and_shrink_away() -> None:
     assert not has_timed(any_fault)
 
 
-WATCHER_CHILD = textwrap.dedent(
-    """
-    import sys, time
-    from fault_injectors.crash import FaultSite
-    from fault_injectors.watcher import CheckpointWatcher
-    faults, checkpoint = sys.argv[1], sys.argv[2]
-    watcher = CheckpointWatcher(FaultSite(faults, checkpoint), checkpoint)
-    assert watcher.needed()
-    watcher.start()
-    print("watching", flush=True)
-    time.sleep(30)
-    """
-)
-
-
 def test_the_watcher_kills_its_process_group_after_the_planned_ms(tmp_path: Path) -> None:
     """A real child process in its own session runs the watcher; offsets/0 exists before it starts (so it
     never starts a clock), offsets/1 appears later and the child must die by SIGKILL ~300 ms after that."""
@@ -132,26 +114,14 @@ def test_the_watcher_kills_its_process_group_after_the_planned_ms(tmp_path: Path
     (checkpoint / "offsets" / "0").write_text("v1\n")
     plan = FaultPlan((FaultRule("t0", TIMED_POINT, 0, after_ms=0), FaultRule("t1", TIMED_POINT, 1, after_ms=300)))
     plan.save(faults / PLAN_FILE)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(
-        [sys.executable, "-c", WATCHER_CHILD, str(faults), str(checkpoint)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "watching"
-        time.sleep(0.2)
-        assert child.poll() is None, "fired for an offsets file that existed before the watcher started"
-        written = time.time_ns()
-        (checkpoint / "offsets" / "1").write_text("v1\n")
-        assert child.wait(timeout=20) == -signal.SIGKILL
-        died_ms = (time.time_ns() - written) / 1e6
-    finally:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
+    written: list[int] = []
+
+    def write_offsets_1(ck: Path) -> None:  # offsets/0 existed before the watcher started: it never starts a clock
+        written.append(time.time_ns())
+        (ck / "offsets" / "1").write_text("v1\n")
+
+    run_watcher(faults, checkpoint, lambda ck: None, write_offsets_1)
+    died_ms = (time.time_ns() - written[0]) / 1e6
     (record,) = read_ledger(faults)
     ctx = record["context"]
     assert record["rule"]["id"] == "t1" and record["batch"] == 1
