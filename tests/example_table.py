@@ -1,0 +1,391 @@
+"""Every example connector with the status each conformance check must give it: both error rates in one table.
+
+A correct example that a check fails is a false alarm; a broken example that its check passes is a miss. The
+table pins both for every example in ``examples/connectors/`` (and the reference source and sink), so a change
+to a check shows at once which correct connectors it starts to reject and which bugs it stops catching.
+``tests/unit/test_example_table.py`` runs the Spark-free checks against it; ``tests/integration/
+test_example_table_e2e.py`` runs the Spark-backed ones (``end-to-end``, ``latest-offset-behind-checkpoint``,
+``crash-points``, ``crash-anywhere``).
+
+An expected status is one status, or a ``frozenset`` of the statuses a clock-driven example may give depending
+on when the probe runs (e.g. ``{"pass", "skip"}``: a range compared within one clock tick holds zero rows).
+``None`` leaves a Spark-backed cell unpinned (not measured; the integration test does not judge it). The
+semantics are Spark's contract only: habits of correct sources (answers that depend on the reader instance, on
+how often it was asked, or on the clock) are ``note``, never ``fail``; a comparison of zero rows is ``skip``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+Expect = str | frozenset[str] | None
+
+PURE_SOURCE_CHECKS: tuple[str, ...] = (
+    "offsets-json",
+    "offsets-canonical",
+    "initial-offset-stable",
+    "latest-offset-stable",
+    "latest-offset-monotonic",
+    "read-repeatable",
+    "read-cross-process",
+    "ranges-contiguous",
+    "read-between-offsets",
+    "admission-control",
+)
+SPARK_SOURCE_CHECKS: tuple[str, ...] = ("end-to-end", "latest-offset-behind-checkpoint")
+PROTOCOL_SINK_CHECKS: tuple[str, ...] = (
+    "write-invisible-until-commit",
+    "idempotent-commit",
+    "keys-on-batch-id",
+    "abort-cleans-up",
+    "task-retry",
+)
+SPARK_SINK_CHECKS: tuple[str, ...] = ("crash-points", "crash-anywhere")
+GUARANTEE = "declared-guarantee"
+
+EX = "examples.connectors"
+LOG = f"{EX}._jsonl:log_context"
+TICK = frozenset({"pass", "skip"})  # a range read within one clock tick holds zero rows: skipped, not passed
+
+
+def _rate_like_options() -> dict[str, str]:
+    """A minute of the rate-like source's rows has arrived (its start instant must be fixed per run)."""
+    return {"startMs": str(time.time_ns() // 1_000_000 - 60_000)}
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One example source: ``source`` / ``context`` as ``module:attr``; ``expect`` every check's status."""
+
+    name: str
+    source: str
+    context: str | None
+    expect: Mapping[str, Expect]
+    options: Callable[[], dict[str, str]] = dict
+    correct: bool = True
+    heavy: bool = True  # the Spark-backed cells run only in the heavy tier
+
+    def expected(self, check: str) -> Expect:
+        return self.expect[check]
+
+
+def source_row(
+    name: str,
+    source: str,
+    context: str | None = LOG,
+    *,
+    correct: bool,
+    heavy: bool = True,
+    options: Callable[[], dict[str, str]] = dict,
+    e2e: Expect = "pass",
+    behind: Expect = "pass",
+    **cells: Expect,
+) -> SourceRow:
+    """A row whose unnamed Spark-free cells are those of a partitioned ``DataSourceStreamReader`` that conforms
+    (every check ``pass``; ``read-between-offsets`` and ``admission-control`` ``skip``). ``cells`` names the
+    others with ``_`` for ``-`` (``latest_offset_stable="note"``)."""
+    expect: dict[str, Expect] = {c: "pass" for c in PURE_SOURCE_CHECKS}
+    expect |= {"read-between-offsets": "skip", "admission-control": "skip"}
+    for key, status in cells.items():
+        check = key.replace("_", "-")
+        if check not in PURE_SOURCE_CHECKS:
+            raise ValueError(f"row {name}: unknown check {check}")
+        expect[check] = status
+    expect |= {"end-to-end": e2e, "latest-offset-behind-checkpoint": behind}
+    return SourceRow(name, source, context, expect, options, correct, heavy)
+
+
+SOURCES: tuple[SourceRow, ...] = (
+    # The reference and the correct examples: every status a pass, skip or note (false alarms would show here).
+    source_row(
+        "reference",
+        "scenarios.replayable_source:ReplayableDataSource",
+        "harness.sources.contexts:replayable_context",
+        correct=True,
+        admission_control="pass",
+    ),
+    source_row("jsonl", f"{EX}.jsonl_source:JsonlSource", correct=True),
+    source_row("jsonl_simple", f"{EX}.jsonl_source:JsonlSimpleSource", correct=True, read_between_offsets="pass"),
+    source_row(
+        "rate_like",
+        f"{EX}.rate_like_source:RateLikeSource",
+        None,
+        correct=True,
+        options=_rate_like_options,
+        latest_offset_stable=frozenset({"pass", "note"}),
+        ranges_contiguous=TICK,
+    ),
+    source_row(
+        "per_call_counter",
+        f"{EX}.per_call_counter:PerCallCounterSource",
+        None,
+        correct=True,
+        heavy=False,
+        latest_offset_stable="note",
+    ),
+    source_row(
+        "clock_ticks",
+        f"{EX}.clock_ticks:ClockTicksSource",
+        None,
+        correct=True,
+        heavy=False,
+        initial_offset_stable="note",
+        latest_offset_stable=frozenset({"pass", "note"}),
+        read_repeatable=TICK,
+        read_cross_process=TICK,
+        ranges_contiguous=TICK,
+    ),
+    source_row(
+        "growing_partitions",
+        f"{EX}.growing_partitions:GrowingPartitionsSource",
+        f"{EX}.growing_partitions:growing_context",
+        correct=True,
+    ),
+    source_row("arrow_batches", f"{EX}.arrow_batches:ArrowBatchesSource", correct=True),
+    source_row("capped_batches", f"{EX}.capped_batches:CappedBatchesSource", correct=True, admission_control="pass"),
+    source_row("cached_reads", f"{EX}.cached_reads:CachedReadsSource", correct=True),
+    # Broken examples: each fails its own check(s) and nothing unrelated (misses would show here).
+    source_row(
+        "overlapping_partitions",
+        f"{EX}.overlapping_partitions:OverlappingPartitionsSource",
+        correct=False,
+        ranges_contiguous="fail",
+        e2e="fail",
+    ),
+    source_row(
+        "unseeded_data",
+        f"{EX}.unseeded_data:UnseededDataSource",
+        correct=False,
+        read_repeatable="fail",
+        read_cross_process="fail",
+        ranges_contiguous="fail",
+        e2e="fail",
+    ),
+    source_row(
+        "latest_offset_from_zero",
+        f"{EX}.latest_offset_from_zero:RestartsFromZeroSource",
+        correct=False,
+        latest_offset_stable="note",
+        latest_offset_monotonic="fail",
+        e2e="fail",
+        behind=None,  # not measured: whether Spark logs the batch that ends behind it depends on the round
+    ),
+    source_row(
+        "counts_from_zero",
+        f"{EX}.counts_from_zero:CountsFromZeroSource",
+        None,
+        correct=False,
+        latest_offset_stable="note",
+        e2e="fail",
+        behind="fail",
+    ),
+    source_row(
+        "empty_read_between",
+        f"{EX}.empty_read_between:EmptyReadBetweenSource",
+        correct=False,
+        read_repeatable="skip",  # readBetweenOffsets gives 0 rows both times: nothing to compare
+        read_cross_process="skip",
+        ranges_contiguous="fail",
+        read_between_offsets="fail",
+        e2e="fail",
+    ),
+    source_row(
+        "hash_ordered_offsets",
+        f"{EX}.hash_ordered_offsets:HashOrderedOffsetsSource",
+        f"{EX}.hash_ordered_offsets:six_shard_context",
+        correct=False,
+        offsets_canonical="fail",
+        e2e="pass",  # the harness pins PYTHONHASHSEED=0 in every Spark process (docs/conformance.md)
+    ),
+    source_row(
+        "per_call_counter_from_zero",
+        f"{EX}.per_call_counter_from_zero:PerCallCounterFromZeroSource",
+        None,
+        correct=False,
+        heavy=False,
+        latest_offset_stable="note",
+        latest_offset_monotonic="fail",
+        e2e="fail",
+        behind="fail",
+    ),
+    source_row(
+        "int_key_offsets",
+        f"{EX}.int_key_offsets:IntKeyOffsetsSource",
+        f"{EX}.growing_partitions:growing_context",
+        correct=False,
+        offsets_json="fail",
+        e2e=None,
+        behind=None,
+    ),
+    source_row(
+        "ignores_read_limit",
+        f"{EX}.ignores_read_limit:IgnoresReadLimitSource",
+        correct=False,
+        admission_control="fail",
+        e2e="pass",  # one big batch is still exactly-once
+    ),
+    source_row(
+        "draining_cache",
+        f"{EX}.draining_cache:DrainingCacheSource",
+        correct=False,
+        read_repeatable="fail",
+        read_cross_process="fail",
+        e2e=None,  # a replay reads the range again only in a reused Python worker of the same JVM
+    ),
+)
+
+
+@dataclass(frozen=True)
+class SinkRow:
+    """One example sink: ``target`` (a ``DataSource`` or a foreachBatch factory) and ``read_back`` as
+    ``module:attr``; ``protocol``: the checks run without Spark (a ``DataSource`` sink only)."""
+
+    name: str
+    target: str
+    read_back: str
+    expect: Mapping[str, Expect]
+    correct: bool
+    protocol: bool = True
+    cli_args: tuple[str, ...] = field(default=())
+
+
+def sink_row(
+    name: str,
+    target: str,
+    read_back: str,
+    *,
+    correct: bool,
+    protocol: bool = True,
+    crash_points: Expect = "pass",
+    crash_anywhere: Expect = "pass",
+    cli_args: tuple[str, ...] = (),
+    **cells: Expect,
+) -> SinkRow:
+    """A row whose unnamed cells are those of a conforming ``DataSourceStreamWriter`` (every check ``pass``);
+    a foreachBatch sink (``protocol=False``) skips the three checks it cannot be given."""
+    expect: dict[str, Expect] = {c: "pass" for c in PROTOCOL_SINK_CHECKS}
+    if not protocol:
+        expect |= {c: "skip" for c in ("write-invisible-until-commit", "keys-on-batch-id", "task-retry")}
+    for key, status in cells.items():
+        check = key.replace("_", "-")
+        if check not in (*PROTOCOL_SINK_CHECKS, GUARANTEE):
+            raise ValueError(f"row {name}: unknown check {check}")
+        expect[check] = status
+    expect.setdefault(GUARANTEE, "pass" if correct else "fail")
+    expect |= {"crash-points": crash_points, "crash-anywhere": crash_anywhere}
+    return SinkRow(name, target, read_back, expect, correct, protocol, cli_args)
+
+
+SINKS: tuple[SinkRow, ...] = (
+    sink_row(
+        "reference_transactional",
+        "scenarios.sinks.transactional:TransactionalFileSink",
+        "scenarios.sinks.transactional:read_visible",
+        correct=True,
+    ),
+    sink_row(
+        "message_carried",
+        f"{EX}.message_carried_sink:MessageCarriedSink",
+        f"{EX}.message_carried_sink:read_back",
+        correct=True,
+    ),
+    sink_row(
+        "streamed_staging",
+        f"{EX}.streamed_staging_sink:StreamedStagingSink",
+        f"{EX}.streamed_staging_sink:read_back",
+        correct=True,
+    ),
+    sink_row(
+        "publish_in_write",
+        f"{EX}.publish_in_write_sink:PublishInWriteSink",
+        f"{EX}.publish_in_write_sink:read_back",
+        correct=False,
+        write_invisible_until_commit="fail",
+        idempotent_commit="fail",
+        keys_on_batch_id="fail",
+        abort_cleans_up="fail",
+        crash_points="fail",
+        crash_anywhere=None,
+    ),
+    sink_row(
+        "attempt_keyed",
+        f"{EX}.attempt_keyed_sink:AttemptKeyedSink",
+        f"{EX}.attempt_keyed_sink:read_back",
+        correct=False,
+        keys_on_batch_id="fail",
+    ),
+    sink_row(
+        "rename_one_by_one",
+        f"{EX}.rename_one_by_one_sink:RenameOneByOneSink",
+        f"{EX}.rename_one_by_one_sink:read_back",
+        correct=False,
+        crash_anywhere="fail",
+        cli_args=("--wrappers", "commit"),
+    ),
+    sink_row(
+        "message_append",
+        f"{EX}.message_append_sink:MessageAppendSink",
+        f"{EX}.message_append_sink:read_back",
+        correct=False,
+        idempotent_commit="fail",
+        keys_on_batch_id="fail",
+        crash_points="fail",
+        crash_anywhere=None,
+    ),
+    sink_row(
+        "staging_glob",
+        f"{EX}.staging_glob_sink:StagingGlobSink",
+        f"{EX}.staging_glob_sink:read_back",
+        correct=False,
+        task_retry="fail",
+        crash_points=None,  # fails only where a task attempt dies mid-write and is retried in the same batch
+        crash_anywhere=None,
+    ),
+    sink_row(
+        "two_txn_foreach_batch",
+        f"{EX}.two_txn_foreach_batch:two_txn_sink",
+        f"{EX}.two_txn_foreach_batch:read_back",
+        correct=False,
+        protocol=False,
+        crash_anywhere="fail",
+    ),
+    sink_row(
+        "keyed_two_txn_foreach_batch",
+        f"{EX}.two_txn_foreach_batch:keyed_two_txn_sink",
+        f"{EX}.two_txn_foreach_batch:read_back",
+        correct=True,
+        protocol=False,
+    ),
+    sink_row(
+        "two_txn_row_fields",
+        f"{EX}.two_txn_row_fields:two_txn_row_fields_sink",
+        f"{EX}.two_txn_row_fields:read_back",
+        correct=False,
+        protocol=False,
+        crash_anywhere="fail",
+        cli_args=("--batch-rows", "200", "--steps", "10"),
+    ),
+)
+
+
+def matches(expected: Expect, actual: str) -> bool:
+    """Whether ``actual`` is what the cell allows (an unpinned cell allows anything)."""
+    if expected is None:
+        return True
+    return actual in expected if isinstance(expected, frozenset) else actual == expected
+
+
+def mismatches(expect: Mapping[str, Expect], actual: Mapping[str, str], checks: tuple[str, ...]) -> list[str]:
+    """One line per check of ``checks`` whose actual status the table does not allow."""
+    return [
+        f"{c}: expected {sorted(e) if isinstance(e, frozenset) else e}, got {actual.get(c)}"
+        for c in checks
+        if not matches(e := expect[c], actual.get(c, "missing"))
+    ]
+
+
+def definite(rows: tuple[SourceRow, ...] | tuple[SinkRow, ...], check: str, status: str) -> list[str]:
+    """Names of the rows that expect exactly ``status`` (no alternative) from ``check``."""
+    return [r.name for r in rows if r.expect[check] == status]
