@@ -5,7 +5,7 @@ table pins both for every example in ``examples/connectors/`` (and the reference
 to a check shows at once which correct connectors it starts to reject and which bugs it stops catching.
 ``tests/unit/test_example_table.py`` runs the Spark-free checks against it; ``tests/integration/
 test_example_table_e2e.py`` runs the Spark-backed ones (``end-to-end``, ``latest-offset-behind-checkpoint``,
-``crash-points``, ``crash-anywhere``).
+``crash-points``, ``crash-anywhere``). The sinks' rows are in :mod:`tests.example_table_sinks`.
 
 An expected status is one status, or a ``frozenset`` of the statuses a clock-driven example may give depending
 on when the probe runs (e.g. ``{"pass", "skip"}``: a range compared within one clock tick holds zero rows).
@@ -17,8 +17,9 @@ how often it was asked, or on the clock) are ``note``, never ``fail``; a compari
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 Expect = str | frozenset[str] | None
 
@@ -35,15 +36,6 @@ PURE_SOURCE_CHECKS: tuple[str, ...] = (
     "admission-control",
 )
 SPARK_SOURCE_CHECKS: tuple[str, ...] = ("end-to-end", "latest-offset-behind-checkpoint")
-PROTOCOL_SINK_CHECKS: tuple[str, ...] = (
-    "write-invisible-until-commit",
-    "idempotent-commit",
-    "keys-on-batch-id",
-    "abort-cleans-up",
-    "task-retry",
-)
-SPARK_SINK_CHECKS: tuple[str, ...] = ("crash-points", "crash-anywhere")
-GUARANTEE = "declared-guarantee"
 
 EX = "examples.connectors"
 LOG = f"{EX}._jsonl:log_context"
@@ -237,139 +229,6 @@ SOURCES: tuple[SourceRow, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class SinkRow:
-    """One example sink: ``target`` (a ``DataSource`` or a foreachBatch factory) and ``read_back`` as
-    ``module:attr``; ``protocol``: the checks run without Spark (a ``DataSource`` sink only)."""
-
-    name: str
-    target: str
-    read_back: str
-    expect: Mapping[str, Expect]
-    correct: bool
-    protocol: bool = True
-    cli_args: tuple[str, ...] = field(default=())
-
-
-def sink_row(
-    name: str,
-    target: str,
-    read_back: str,
-    *,
-    correct: bool,
-    protocol: bool = True,
-    crash_points: Expect = "pass",
-    crash_anywhere: Expect = "pass",
-    cli_args: tuple[str, ...] = (),
-    **cells: Expect,
-) -> SinkRow:
-    """A row whose unnamed cells are those of a conforming ``DataSourceStreamWriter`` (every check ``pass``);
-    a foreachBatch sink (``protocol=False``) skips the three checks it cannot be given."""
-    expect: dict[str, Expect] = {c: "pass" for c in PROTOCOL_SINK_CHECKS}
-    if not protocol:
-        expect |= {c: "skip" for c in ("write-invisible-until-commit", "keys-on-batch-id", "task-retry")}
-    for key, status in cells.items():
-        check = key.replace("_", "-")
-        if check not in (*PROTOCOL_SINK_CHECKS, GUARANTEE):
-            raise ValueError(f"row {name}: unknown check {check}")
-        expect[check] = status
-    expect.setdefault(GUARANTEE, "pass" if correct else "fail")
-    expect |= {"crash-points": crash_points, "crash-anywhere": crash_anywhere}
-    return SinkRow(name, target, read_back, expect, correct, protocol, cli_args)
-
-
-SINKS: tuple[SinkRow, ...] = (
-    sink_row(
-        "reference_transactional",
-        "scenarios.sinks.transactional:TransactionalFileSink",
-        "scenarios.sinks.transactional:read_visible",
-        correct=True,
-    ),
-    sink_row(
-        "message_carried",
-        f"{EX}.message_carried_sink:MessageCarriedSink",
-        f"{EX}.message_carried_sink:read_back",
-        correct=True,
-    ),
-    sink_row(
-        "streamed_staging",
-        f"{EX}.streamed_staging_sink:StreamedStagingSink",
-        f"{EX}.streamed_staging_sink:read_back",
-        correct=True,
-    ),
-    sink_row(
-        "publish_in_write",
-        f"{EX}.publish_in_write_sink:PublishInWriteSink",
-        f"{EX}.publish_in_write_sink:read_back",
-        correct=False,
-        write_invisible_until_commit="fail",
-        idempotent_commit="fail",
-        keys_on_batch_id="fail",
-        abort_cleans_up="fail",
-        crash_points="fail",
-        crash_anywhere=None,
-    ),
-    sink_row(
-        "attempt_keyed",
-        f"{EX}.attempt_keyed_sink:AttemptKeyedSink",
-        f"{EX}.attempt_keyed_sink:read_back",
-        correct=False,
-        keys_on_batch_id="fail",
-    ),
-    sink_row(
-        "rename_one_by_one",
-        f"{EX}.rename_one_by_one_sink:RenameOneByOneSink",
-        f"{EX}.rename_one_by_one_sink:read_back",
-        correct=False,
-        crash_anywhere="fail",
-        cli_args=("--wrappers", "commit"),
-    ),
-    sink_row(
-        "message_append",
-        f"{EX}.message_append_sink:MessageAppendSink",
-        f"{EX}.message_append_sink:read_back",
-        correct=False,
-        idempotent_commit="fail",
-        keys_on_batch_id="fail",
-        crash_points="fail",
-        crash_anywhere=None,
-    ),
-    sink_row(
-        "staging_glob",
-        f"{EX}.staging_glob_sink:StagingGlobSink",
-        f"{EX}.staging_glob_sink:read_back",
-        correct=False,
-        task_retry="fail",
-        crash_points=None,  # fails only where a task attempt dies mid-write and is retried in the same batch
-        crash_anywhere=None,
-    ),
-    sink_row(
-        "two_txn_foreach_batch",
-        f"{EX}.two_txn_foreach_batch:two_txn_sink",
-        f"{EX}.two_txn_foreach_batch:read_back",
-        correct=False,
-        protocol=False,
-        crash_anywhere="fail",
-    ),
-    sink_row(
-        "keyed_two_txn_foreach_batch",
-        f"{EX}.two_txn_foreach_batch:keyed_two_txn_sink",
-        f"{EX}.two_txn_foreach_batch:read_back",
-        correct=True,
-        protocol=False,
-    ),
-    sink_row(
-        "two_txn_row_fields",
-        f"{EX}.two_txn_row_fields:two_txn_row_fields_sink",
-        f"{EX}.two_txn_row_fields:read_back",
-        correct=False,
-        protocol=False,
-        crash_anywhere="fail",
-        cli_args=("--batch-rows", "200", "--steps", "10"),
-    ),
-)
-
-
 def matches(expected: Expect, actual: str) -> bool:
     """Whether ``actual`` is what the cell allows (an unpinned cell allows anything)."""
     if expected is None:
@@ -386,6 +245,6 @@ def mismatches(expect: Mapping[str, Expect], actual: Mapping[str, str], checks: 
     ]
 
 
-def definite(rows: tuple[SourceRow, ...] | tuple[SinkRow, ...], check: str, status: str) -> list[str]:
+def definite(rows: Sequence[Any], check: str, status: str) -> list[str]:
     """Names of the rows that expect exactly ``status`` (no alternative) from ``check``."""
     return [r.name for r in rows if r.expect[check] == status]

@@ -17,17 +17,13 @@ from typing import Any
 import pytest
 
 from tests.example_table import (
-    GUARANTEE,
-    PROTOCOL_SINK_CHECKS,
     PURE_SOURCE_CHECKS,
-    SINKS,
     SOURCES,
-    SPARK_SINK_CHECKS,
     SPARK_SOURCE_CHECKS,
-    SinkRow,
     SourceRow,
     mismatches,
 )
+from tests.example_table_sinks import GUARANTEE, PROTOCOL_SINK_CHECKS, SINKS, SPARK_SINK_CHECKS, SinkRow
 from tests.integration.clirun import harness_json, leftover_processes
 
 

@@ -19,18 +19,15 @@ from harness.conformance.results import ConformanceReport
 from harness.conformance.source_suite import SOURCE_CHECK_IDS, check_source
 from harness.sources.loading import add_import_root
 from tests.example_table import (
-    GUARANTEE,
-    PROTOCOL_SINK_CHECKS,
     PURE_SOURCE_CHECKS,
-    SINKS,
     SOURCES,
     SPARK_SOURCE_CHECKS,
-    SinkRow,
     SourceRow,
     definite,
     matches,
     mismatches,
 )
+from tests.example_table_sinks import GUARANTEE, PROTOCOL_SINK_CHECKS, SINKS, SinkRow
 
 ROOT = Path(__file__).resolve().parents[2]
 
