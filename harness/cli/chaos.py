@@ -23,9 +23,16 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
         "--source",
         default=None,
         metavar="PATH.py:CLASS",
-        help="instead of a scenario: campaign over this Python DataSource feeding the parquet file sink",
+        help="instead of a scenario: campaign over this Python DataSource feeding the parquet file sink "
+        "(with --context: rows added per round; without: its data arrives by itself, batches per round are drawn)",
     )
-    p.add_argument("--context", default=None, metavar="PATH.py:FUNCTION", help="with --source: its context factory")
+    p.add_argument(
+        "--context",
+        default=None,
+        metavar="PATH.py:FUNCTION",
+        help="with --source: the factory of a context that adds its data (omit for a source whose data arrives by "
+        "itself: a poller, a live feed, a clock; a replay then reproduces the schedule, not the same rows)",
+    )
     p.add_argument(
         "--option", dest="options", action="append", default=[], metavar="KEY=VALUE", help="with --source: an option"
     )
@@ -230,12 +237,14 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
         doc = {
             "source": subject.source,
             "context": subject.context,
+            "contextless": subject.contextless,
             "seed": seed,
             "profile": profile.name,
             "verdict": result.verdict,
             "examples": len(result.examples),
             "duration_s": round(result.duration_s, 1),
             "error": result.error,
+            "discarded": len(result.discarded),
             "bundle": str(result.bundle) if result.bundle else None,
             "minimal_schedule": result.failure.schedule.describe() if result.failure else None,
             "anomaly_counts": result.failure.counts if result.failure else {},

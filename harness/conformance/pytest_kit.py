@@ -168,7 +168,9 @@ class SourceConformance:
         tmp_path_factory: pytest.TempPathFactory,
     ) -> None:
         """A chaos campaign over the source (``chaos --source``), opt-in: ``chaos_examples = N`` (it costs one
-        end-to-end run per example, a JVM per kill); ``chaos_profile`` (default ``ci``) and ``seed`` (default 1)."""
+        end-to-end run per example, a JVM per kill); ``chaos_profile`` (default ``ci``) and ``seed`` (default 1).
+        Without a ``context`` the source's data must arrive by itself: the campaign draws the batches each round
+        lets it plan instead of rows (a replay of its bundle reproduces the schedule, not the same rows)."""
         from harness.chaos.profiles import get_profile
         from harness.conformance.source_campaign import run_source_campaign
         from harness.conformance.source_schedule import SourceSubject, as_ref

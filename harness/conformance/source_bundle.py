@@ -1,5 +1,10 @@
 """Bundles of source chaos campaigns: the failing example's run directory and a ``bundle.json`` with
-``"kind": "source"``; ``python -m harness replay BUNDLE`` reruns its schedule and compares."""
+``"kind": "source"``; ``python -m harness replay BUNDLE`` reruns its schedule and compares.
+
+A context-less source's data arrives by itself (a clock, a live feed), so a replay reruns the same schedule
+(rounds, batches, kills) over whatever data arrives then: it reproduces when the verdict and the anomaly kinds
+are the same, and also says how often the anomalous rows were the same. A bundle with a context compares rows.
+"""
 
 from __future__ import annotations
 
@@ -37,7 +42,8 @@ def write_source_bundle(
     doc = {
         "kind": "source",
         "subject": asdict(subject),
-        "schedule": [list(r) for r in schedule.rounds],
+        **schedule.to_doc(),
+        "contextless": subject.contextless,
         "seed": seed,
         "versions": versions(),
         "verdict": verdict,
@@ -56,7 +62,21 @@ def write_source_bundle(
 def load_source_bundle(doc: dict[str, Any]) -> tuple[SourceSubject, SourceSchedule]:
     """The subject and schedule of a source bundle's ``bundle.json`` document."""
     subject = SourceSubject(**doc["subject"])
-    return subject, SourceSchedule(tuple((int(rows), point) for rows, point in doc["schedule"]))
+    return subject, SourceSchedule.from_doc(doc)
+
+
+def replay_key(verdict: str, anomalies: list[dict[str, Any]], contextless: bool) -> tuple[Any, ...]:
+    """What a replay must match: the verdict and the anomalous rows with their counts, or for a context-less
+    source (whose rows depend on when they arrive) the verdict and the anomaly kinds."""
+    if contextless:
+        return verdict, sorted({a["kind"] for a in anomalies})
+    return verdict, anomaly_keys(anomalies)
+
+
+REPLAY_NOTE = (
+    "context-less source: a replay reproduces the schedule (rounds, batches, kills), not the same rows; "
+    "it counts as reproduced when the verdict and the anomaly kinds are the same"
+)
 
 
 def replay_source_bundle(
@@ -64,8 +84,9 @@ def replay_source_bundle(
 ) -> tuple[int, int, str]:
     """Rerun a source bundle's schedule ``times`` times on one driver pool, comparing verdict and anomalies
     with the recorded ones. Returns the exit code (1 if every replay reproduced a violation, 0 if it
-    reproduced a pass, 2 if any replay differed or gave no verdict), the replays that reproduced it and the
-    last replay's verdict. ``KeyError`` / ``TypeError`` for a document that is not a source bundle,
+    reproduced a pass, 2 if any replay differed or gave no verdict; a context-less source's violation that
+    reproduced at least once: 1), the replays that reproduced it (:func:`replay_key`) and the last replay's
+    verdict. ``KeyError`` / ``TypeError`` / ``ValueError`` for a document that is not a source bundle,
     ``LoadError`` / ``ValueError`` when its source or context cannot be loaded."""
     from harness.engine.pool import DriverPool
     from harness.spark.session import DEFAULT_MASTER
@@ -73,20 +94,28 @@ def replay_source_bundle(
 
     subject, schedule = load_source_bundle(doc)
     subject.load()  # a source that moved fails here, before any JVM starts
-    want = (doc["verdict"], anomaly_keys(doc["anomalies"]))
-    reproduced, last = 0, "unknown"
+    free = subject.contextless
+    want = replay_key(doc["verdict"], doc["anomalies"], free)
+    rows_want = anomaly_keys(doc["anomalies"])
+    reproduced, same_rows, last = 0, 0, "unknown"
+    if free:
+        echo(REPLAY_NOTE)
     with DriverPool(work_dir / "logs", DEFAULT_MASTER, {}) as pool:
         for i in range(1, times + 1):
             outcome = play(subject, schedule, work_dir / f"replay-{i}", pool)
             anomalies = anomalies_of(outcome)
             last, counts = verdict_of(outcome)
-            same = (last, anomaly_keys(anomalies)) == want
+            same = replay_key(last, anomalies, free) == want
             reproduced += same
+            same_rows += same and anomaly_keys(anomalies) == rows_want
             why = f": {outcome.error.splitlines()[0]}" if outcome.error else ""
             echo(f"replay {i}/{times}: {'reproduced' if same else 'DIFFERENT'}: {last} ({counts_text(counts)}){why}")
             if i == times and (diff := row_diff(anomalies)):
                 echo(diff)
-    echo(f"reproduced {reproduced}/{times} time(s) ({schedule.describe()})")
+    rows = f"; the same anomalous rows {same_rows}/{times}" if free else ""
+    echo(f"reproduced {reproduced}/{times} time(s){rows} ({schedule.describe()})")
+    if free and reproduced and doc["verdict"] == "violated":
+        return 1, reproduced, last  # the schedule breaks the source, even if not at every replay
     if reproduced < times:
         return 2, reproduced, last
     return (1 if doc["verdict"] == "violated" else 0), reproduced, last

@@ -1,11 +1,14 @@
-"""Chaos campaigns over a connector's own source: ``python -m harness chaos --source path.py:Class --context ...``.
+"""Chaos campaigns over a connector's own source: ``python -m harness chaos --source path.py:Class [--context ...]``.
 
 Hypothesis draws a :class:`SourceSchedule` (rounds of data the context adds, and in each round an optional
-SIGKILL at a crash point of the batch that round plans), every example is one end-to-end source run on the
+SIGKILL at a crash point of the batch that round plans; without a context, the batches each round lets the
+source plan and in which of them the kill lands), every example is one end-to-end source run on the
 harness's one engine (:func:`.source_run.run_source`: the source feeds the parquet file sink, which is
 exactly-once on its own, so every lost, duplicated or changed row is the source's), all examples share one
 driver pool with a warm standby, a violation is shrunk (fewer rounds, fewer rows, fewer and earlier kills)
 within the profile's shrink budget and saved as a bundle that ``python -m harness replay`` reruns.
+An example whose planned kill never fired (no batch was planned for it) is discarded and counted in the report;
+a campaign that discards as many examples as it was asked to run runs no more and ends without a verdict.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, assume, given, seed, settings
+from hypothesis.errors import Unsatisfiable
 
 from harness.chaos.profiles import Profile
 from harness.conformance.source_bundle import write_source_bundle
@@ -28,7 +32,7 @@ from harness.conformance.source_schedule import (
     anomalies_of,
     counts_text,
     play,
-    source_schedules,
+    schedules_for,
     verdict_of,
 )
 
@@ -53,6 +57,8 @@ class SourceCampaignResult:
     anomalies: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     duration_s: float = 0.0
+    #: Examples run but discarded (their passing run left a planned kill unfired): index -> the kills.
+    discarded: dict[int, list[str]] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -105,6 +111,8 @@ def run_source_campaign(
         if schedule not in cache:
             if shrinking_since[0] and time.monotonic() - shrinking_since[0] > profile.shrink_budget_s:
                 assume(False)  # shrink budget spent: only schedules already run are evaluated now
+            if len(result.discarded) >= profile.examples:
+                assume(False)  # as many examples discarded as asked for: run no more (the campaign reports it)
             index = len(result.examples) + 1
             t0 = time.monotonic()
             outcome = play(subject, schedule, work_dir / f"example-{index:04d}", pool)
@@ -118,7 +126,9 @@ def run_source_campaign(
                 shutil.rmtree(outcome.run_dir, ignore_errors=True)
         outcome, record = cache[schedule]
         if outcome.unfired and record.verdict == "exactly-once":
-            echo(f"          discarded: planned kill(s) never fired: {'; '.join(outcome.unfired)}")
+            if record.index not in result.discarded:
+                result.discarded[record.index] = list(outcome.unfired)
+                echo(f"          discarded: planned kill(s) never fired: {'; '.join(outcome.unfired)}")
             assume(False)
         if record.verdict == "unknown":
             raise _InfraError(f"example {record.index} ({schedule.describe()}): {outcome.error}")
@@ -140,9 +150,13 @@ def run_source_campaign(
         phases=[Phase.explicit, Phase.generate, Phase.shrink],
         report_multiple_bugs=False,
         print_blob=False,
-    )(given(source_schedules(profile.max_rounds, profile.max_faults))(example))
+    )(given(schedules_for(subject, profile.max_rounds, profile.max_faults))(example))
     try:
         seed(seed_value)(test)()
+        if len(result.discarded) >= profile.examples:
+            result.error = _unfired_text(result)
+    except Unsatisfiable:
+        result.error = _unfired_text(result)
     except (AssertionError, _InfraError) as exc:
         if failing:  # a violation stands even if a schedule tried while shrinking gave no verdict
             outcome, record = failing[-1]
@@ -154,6 +168,15 @@ def run_source_campaign(
         pool.close()
         result.duration_s = time.monotonic() - started
     return result
+
+
+def _unfired_text(result: SourceCampaignResult) -> str:
+    n = len(result.discarded)
+    first = next(iter(result.discarded.values()), ["?"])
+    return (
+        f"{n} example(s) discarded: a planned kill never fired (e.g. {first[0]}), the source planned no batch for "
+        "it" + (" (does its data arrive by itself?)" if result.subject.contextless else "")
+    )
 
 
 def render_source_campaign(result: SourceCampaignResult, *, color: bool = False) -> str:
@@ -176,6 +199,17 @@ def render_source_campaign(result: SourceCampaignResult, *, color: bool = False)
         f"  kills planned     {sum(e.schedule.kills for e in result.examples)}",
         f"  wall time         {result.duration_s:.0f} s",
     ]
+    if result.discarded:
+        lines.insert(2, f"  discarded         {len(result.discarded)} ({_unfired_text(result).split(': ', 1)[1]})")
+    if result.subject.contextless:
+        from harness.conformance.source_bundle import REPLAY_NOTE
+
+        lines.append(
+            "  source            context-less (no --context: its data arrives by itself; each round lets it plan "
+            "the drawn number of batches)"
+        )
+        if result.bundle:
+            lines.append(f"  replay            {REPLAY_NOTE}; `replay --times N` prints the reproduction rate")
     if result.failure:
         lines.append(f"  anomalies         {counts_text(result.failure.counts)}")
     rerun = (

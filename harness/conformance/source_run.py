@@ -13,6 +13,13 @@ for every run: watchdog, run tokens, ledger, history); before it starts, one
 more round of data is fed (data keeps arriving while a driver is down, so a
 replayed batch is read with newer data present). Then a final run, the oracle,
 and the multiset checker.
+
+A context-less run (``batches_per_run`` in the spec, a feed that adds nothing) may
+instead aim round ``r``'s kill at the ``kill_nth[r]``-th batch that round commits
+(the newest committed batch id + k): its query runs until that many more batches
+commit, and the batch after the newest committed one may already be logged by the
+query the round before (stopped just after it planned it), so a kill at
+``after_offsets_logged`` goes to the first batch the round logs itself.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from harness.engine.conductor import Conductor
 from harness.engine.history import History
 from harness.engine.pool import DriverPool
 from harness.engine.rundir import RunPaths
-from harness.inspector import CheckpointError, latest_batch_id, read_batches
+from harness.inspector import CheckpointError, batch_ids, latest_batch_id, read_batches
 from harness.spark.session import DEFAULT_MASTER
 from harness.verdict.checker import BatchSpan, CheckResult
 
@@ -129,10 +136,16 @@ class _Rules:
         self.paths, self.echo = paths, echo
         self.rules: list[FaultRule] = []
 
-    def arm(self, point: str, seq: int, at_least: int = 0) -> None:
-        """Add a kill at ``point`` of the batch the next run will plan, or of batch ``at_least`` if later."""
+    def arm(self, point: str, seq: int, at_least: int = 0, nth: int | None = None) -> None:
+        """Add a kill at ``point`` of the batch the next run will plan, or of batch ``at_least`` if later; with
+        ``nth``, of the ``nth`` batch the next run commits (see the module docstring)."""
         latest = latest_batch_id(self.paths.checkpoint)
         batch = max(at_least, 0 if latest is None else latest + 1)
+        if nth is not None:
+            committed = batch_ids(self.paths.checkpoint / "commits")
+            batch = (committed[-1] if committed else -1) + max(1, nth)
+            if point == "after_offsets_logged" and latest is not None:
+                batch = max(batch, latest + 1)  # the watcher fires on offsets files that appear, not on old ones
         self.rules.append(FaultRule(f"k{seq}", point, batch))
         FaultPlan(tuple(self.rules)).save(self.paths.faults / "plan.json")
         self.echo(f"  armed k{seq}: kill at {point} of batch {batch}")
@@ -149,11 +162,13 @@ def run_source(
     kill_batch: int = 0,
     kills_optional: bool = False,
     pool: DriverPool | None = None,
+    kill_nth: Sequence[int] | None = None,
 ) -> SourceOutcome:
     """Play the run (see the module docstring); never raises for a run that went wrong: ``outcome.error``.
     Each kill is planned for batch ``kill_batch`` or later (the checkpoint that many batches in). A kill that
     never fired is an error unless ``kills_optional`` (then it is listed in ``outcome.unfired``). ``pool``
-    lends a running driver (left open; default master and confs); without it the run starts its own."""
+    lends a running driver (left open; default master and confs); without it the run starts its own.
+    ``kill_nth`` (context-less runs): round ``r``'s kill is in the ``kill_nth[r]``-th batch it commits."""
     t0 = time.monotonic()
     paths = RunPaths(Path(run_dir).resolve())
     paths.create()
@@ -178,7 +193,8 @@ def run_source(
             fed = feed(r)
             history.append("ok", "runner", "add_data", {"round": r + 1, **fed})
             if r < len(kill_points) and kill_points[r] is not None:
-                rules.arm(str(kill_points[r]), r + 1, at_least=kill_batch)
+                nth = kill_nth[r] if kill_nth is not None and r < len(kill_nth) else None
+                rules.arm(str(kill_points[r]), r + 1, at_least=kill_batch, nth=nth)
             before = latest_batch_id(paths.checkpoint)
             run.drive("run")
             if latest_batch_id(paths.checkpoint) == before and fed.get("rows", 1):

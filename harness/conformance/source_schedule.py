@@ -1,6 +1,12 @@
 """One example of a source chaos campaign: the source under test (:class:`SourceSubject`), what the
 campaign draws (:class:`SourceSchedule`) and how one schedule is played end to end under real SIGKILLs
-on the harness's one engine (:func:`play`, :func:`.source_run.run_source`)."""
+on the harness's one engine (:func:`play`, :func:`.source_run.run_source`).
+
+A subject with a context (``--context``) is fed by it: each round adds rows and may kill the batch it plans.
+A subject without one is *context-less*: its data arrives by itself (a poller, a live feed, a counter, the
+clock), so nothing is added; each round runs one query that lets the source plan ``batches`` batches (the
+same number every round of an example, as ``batches_per_run`` in the run's spec) and may kill one of them.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,8 @@ from harness.conformance.source_run import SourceOutcome, python_source_spec, ru
 #: Rows the context adds while a killed driver is down (data keeps arriving).
 DOWN_ROWS = 5
 MAX_ROWS = 40
+#: Context-less: most batches a round lets the source plan.
+MAX_BATCHES = 4
 
 
 @dataclass(frozen=True)
@@ -28,18 +36,18 @@ class SourceSubject:
     context: str | None = None
     options: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def contextless(self) -> bool:
+        """No context: the source's data arrives by itself and a campaign draws batches per round, not rows."""
+        return not self.context
+
     def load(self) -> tuple[Any, Any, Any]:
-        """(the DataSource class, its :class:`Ref`, the context factory); ``LoadError`` names a bad reference,
-        ``ValueError`` says what is missing."""
+        """(the DataSource class, its :class:`Ref`, the context factory or ``None`` when context-less);
+        ``LoadError`` names a bad reference."""
         from harness.sources.loading import load
 
         cls, ref = load(self.source, "source")
-        if not self.context:
-            raise ValueError(
-                f"chaos --source {self.source}: give --context path.py:function, a factory of a context that adds "
-                "data (a campaign draws how much data each round adds)"
-            )
-        return cls, ref, load(self.context, "--context")[0]
+        return cls, ref, (load(self.context, "--context")[0] if self.context else None)
 
     def command(self) -> str:
         parts = ["--source", self.source, *(["--context", self.context] if self.context else [])]
@@ -49,29 +57,73 @@ class SourceSubject:
 
 @dataclass(frozen=True)
 class SourceSchedule:
-    """``rounds``: per round, the rows the context adds and the crash point of the batch that round plans
-    where the driver is SIGKILLed (``None``: no kill)."""
+    """What one example plays, round by round: ``rounds`` of ``(amount, point)``, ``point`` the crash point
+    where the driver is SIGKILLed (``None``: no kill).
+
+    With a context (``batches is None``) ``amount`` is the rows the context adds and the kill is in the batch
+    the round plans. Context-less (``batches`` = the batches every round lets the source plan, 1 to
+    :data:`MAX_BATCHES`) ``amount`` is which of the round's batches the kill is in (1 = the first the round
+    commits; 0 without a kill)."""
 
     rounds: tuple[tuple[int, str | None], ...]
+    batches: int | None = None
 
     def describe(self) -> str:
-        parts = [f"{rows} rows" + (f" + kill at {point}" if point else "") for rows, point in self.rounds]
-        return f"{len(self.rounds)} round(s): " + "; ".join(parts)
+        if self.batches is None:
+            parts = [f"{rows} rows" + (f" + kill at {point}" if point else "") for rows, point in self.rounds]
+            return f"{len(self.rounds)} round(s): " + "; ".join(parts)
+        kills = [f"kill at {point} of its batch {nth}" if point else "no kill" for nth, point in self.rounds]
+        return f"{len(self.rounds)} round(s) of {self.batches} batch(es): " + "; ".join(kills)
 
     @property
     def kills(self) -> int:
         return sum(1 for _, point in self.rounds if point)
 
+    def to_doc(self) -> dict[str, Any]:
+        """The JSON form a bundle keeps (:meth:`from_doc` gives the schedule back)."""
+        return {"schedule": [list(r) for r in self.rounds], "batches_per_round": self.batches}
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> SourceSchedule:
+        """The schedule of a :meth:`to_doc` document (a bundle written before context-less schedules has no
+        ``batches_per_round``: it had a context). ``KeyError`` / ``TypeError`` / ``ValueError`` for another."""
+        batches = doc.get("batches_per_round")
+        rounds = tuple((int(n), None if point is None else str(point)) for n, point in doc["schedule"])
+        return cls(rounds, None if batches is None else int(batches))
+
 
 def source_schedules(max_rounds: int, max_faults: int) -> st.SearchStrategy[SourceSchedule]:
-    """Schedules that shrink towards one round, one row and no kill."""
+    """Schedules with a context: they shrink towards one round, one row and no kill."""
     round_ = st.tuples(st.integers(1, MAX_ROWS), st.none() | st.sampled_from(KILL_POINTS))
     lists = st.lists(round_, min_size=1, max_size=max(1, max_rounds + 1))
     return lists.filter(lambda rs: sum(1 for _, p in rs if p) <= max_faults).map(lambda rs: SourceSchedule(tuple(rs)))
 
 
+def contextless_schedules(max_rounds: int, max_faults: int) -> st.SearchStrategy[SourceSchedule]:
+    """Context-less schedules: 1 to ``max_rounds + 1`` rounds of 1 to :data:`MAX_BATCHES` batches, at most
+    ``max_faults`` kills, each in one of its round's batches. They shrink towards one round of one batch
+    without a kill, then fewer kills, in earlier batches, at earlier crash points."""
+    round_ = st.tuples(st.integers(1, MAX_BATCHES), st.none() | st.sampled_from(KILL_POINTS))
+    lists = st.lists(round_, min_size=1, max_size=max(1, max_rounds + 1))
+    lists = lists.filter(lambda rs: sum(1 for _, p in rs if p) <= max_faults)
+
+    def build(batches: int, rounds: list[tuple[int, str | None]]) -> SourceSchedule:
+        return SourceSchedule(tuple((min(n, batches), p) if p else (0, None) for n, p in rounds), batches)
+
+    return st.tuples(st.integers(1, MAX_BATCHES), lists).map(lambda t: build(*t))
+
+
+def schedules_for(subject: SourceSubject, max_rounds: int, max_faults: int) -> st.SearchStrategy[SourceSchedule]:
+    """The strategy a campaign over ``subject`` draws from (context-less or not)."""
+    draw = contextless_schedules if subject.contextless else source_schedules
+    return draw(max_rounds, max_faults)
+
+
 def play(subject: SourceSubject, schedule: SourceSchedule, run_dir: Path, pool: Any) -> SourceOutcome:
-    """One end-to-end run of ``schedule`` in ``run_dir`` on ``pool`` (the context lives beside it)."""
+    """One end-to-end run of ``schedule`` in ``run_dir`` on ``pool`` (a context lives beside it). A
+    context-less run adds nothing, before a round or while a killed driver is down: each round's query runs
+    until the source has planned ``schedule.batches`` more batches. Kills are optional (one that never fired
+    is listed in ``outcome.unfired``; the campaign discards such an example and reports it)."""
     from harness.sources.contexts import make_context
     from harness.sources.loading import add_import_root
     from harness.sources.reader import SourceUnderTest
@@ -79,6 +131,16 @@ def play(subject: SourceSubject, schedule: SourceSchedule, run_dir: Path, pool: 
     cls, ref, factory = subject.load()
     add_import_root(ref.root)
     source = SourceUnderTest(cls, subject.options)
+    points = [point for _, point in schedule.rounds]
+    if subject.contextless or schedule.batches is not None:
+        if not subject.contextless or schedule.batches is None:
+            raise ValueError(f"a schedule of {schedule.describe()} does not fit the source {subject.command()}")
+        spec = {**python_source_spec(source, ref, {}), "batches_per_run": schedule.batches}
+        nth = [n for n, _ in schedule.rounds]
+        return run_source(
+            run_dir, spec, lambda r: {"rows": 0}, len(points), points, lambda m: None, kills_optional=True,
+            kill_nth=nth, pool=pool,
+        )  # fmt: skip
     ctx = make_context(factory, run_dir.parent / f"{run_dir.name}-context")
     try:
         spec = python_source_spec(source, ref, ctx.options())
@@ -88,10 +150,7 @@ def play(subject: SourceSubject, schedule: SourceSchedule, run_dir: Path, pool: 
             ctx.add_data(rows)
             return {"rows": rows}
 
-        points = [point for _, point in schedule.rounds]
-        return run_source(
-            run_dir, spec, feed, len(schedule.rounds), points, lambda m: None, kills_optional=True, pool=pool
-        )
+        return run_source(run_dir, spec, feed, len(points), points, lambda m: None, kills_optional=True, pool=pool)
     finally:
         ctx.close()
 

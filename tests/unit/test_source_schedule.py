@@ -1,4 +1,5 @@
-"""Source chaos campaigns, the pure parts: schedules, subjects, replay keys, bundle documents, CLI errors."""
+"""Source chaos campaigns, the pure parts: schedules (with a context and context-less), subjects, replay keys,
+bundle documents, kill arming, the report, CLI errors."""
 
 from __future__ import annotations
 
@@ -52,7 +53,6 @@ def test_a_bundle_document_gives_back_its_subject_and_schedule() -> None:
     [
         ([], "give a scenario or --source PATH.py:CLASS (one of them)"),
         (["file_sink_stateless", "--source", f"{EX}/jsonl_source.py:JsonlSource"], "one of them"),
-        (["--source", f"{EX}/jsonl_source.py:JsonlSource"], "give --context path.py:function"),
         (["--source", f"{EX}/jsonl_source.py:Nope", "--context", f"{EX}/_jsonl.py:log_context"], "has no attribute"),
     ],
 )
