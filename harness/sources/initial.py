@@ -1,0 +1,91 @@
+"""The initial offset Spark actually used, recorded when Spark asked for it.
+
+Spark asks a Python reader for ``initialOffset()`` when a query has no committed batch yet, and plans
+batch 0 as ``[initialOffset(), offsets/0)``. A source whose initial offset follows the clock (like
+Kafka's ``startingOffsets=latest``) answers differently each time it is asked, so an oracle that asks
+again later starts somewhere else and reports rows Spark legitimately read as phantoms. Spark's own
+Kafka source keeps its initial offsets in the checkpoint (``sources/0/0``); a Python source has nowhere
+to, so the harness keeps them for it:
+
+- :func:`recording_source` is a subclass of the user's ``DataSource`` whose readers append every
+  ``initialOffset()`` answer to a JSON-lines file, with whether ``commits/0`` existed at that moment.
+  The subclass is built at run time, so Spark pickles it by value and its readers write in whichever
+  Python process Spark runs them.
+- :func:`used_initial_offset` is the answer batch 0 was planned with: the last one given while no batch
+  was committed yet (a restart before the first commit asks again and plans batch 0 anew).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+#: Name of the record in a run's directory.
+RECORD_FILE = "initial_offsets.jsonl"
+
+
+def recording_source(source_cls: type[Any], record: Path, checkpoint: Path) -> type[Any]:
+    """A subclass of ``source_cls`` (same ``name()``) whose readers record ``initialOffset()`` in ``record``."""
+    record_path, commit0 = str(record), str(Path(checkpoint) / "commits" / "0")
+
+    def wrap(reader: Any) -> Any:
+        original = reader.initialOffset
+
+        def initialOffset() -> Any:
+            offset = original()
+            line = json.dumps({"offset": offset, "committed": os.path.exists(commit0)}, default=str) + "\n"
+            fd = os.open(record_path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o644)
+            try:
+                os.write(fd, line.encode())
+            finally:
+                os.close(fd)
+            return offset
+
+        reader.initialOffset = initialOffset  # an instance attribute wins over the class's method
+        return reader
+
+    def streamReader(self: Any, schema: Any) -> Any:
+        return wrap(source_cls.streamReader(self, schema))
+
+    def simpleStreamReader(self: Any, schema: Any) -> Any:
+        return wrap(source_cls.simpleStreamReader(self, schema))
+
+    # The user's class name, so that DataSource.name()'s default (the class name) is unchanged.
+    return type(
+        source_cls.__name__, (source_cls,), {"streamReader": streamReader, "simpleStreamReader": simpleStreamReader}
+    )
+
+
+def used_initial_offset(record: Path) -> tuple[bool, Any]:
+    """``(found, offset)``: the last ``initialOffset()`` answer recorded before the first commit; ``found`` is
+    False when none was recorded (the run predates the record, or Spark never asked)."""
+    try:
+        lines = Path(record).read_text().splitlines()
+    except OSError:
+        return False, None
+    found, offset = False, None
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a line torn by a SIGKILL
+        if not entry.get("committed"):
+            found, offset = True, entry.get("offset")
+    return found, offset
+
+
+def recorded_answers(record: Path) -> list[Any]:
+    """Every recorded answer, in order (for reports: how often Spark asked, and whether it moved)."""
+    try:
+        lines = Path(record).read_text().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line).get("offset"))
+        except ValueError:
+            continue
+    return out
