@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.conformance.raised import find_raised, log_texts
 from harness.conformance.results import CheckResult
 from harness.conformance.source_run import SourceOutcome, python_source_spec, run_source
 from harness.sources.contexts import ContextFactory, feeds_data, make_context
@@ -145,6 +146,16 @@ def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckResult:
         )
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
+        raised = find_raised([outcome.error or "", *log_texts(outcome.run_dir)])
+        if raised is not None:  # the subject's own code failed the query: a finding, not an infrastructure error
+            return CheckResult(
+                CHECK_ID,
+                "fail",
+                f"the source raised inside Spark and the query failed: {raised.describe()}",
+                (f"Spark reported: {why[0][:300]}", f"run directory kept: {outcome.run_dir}"),
+                fix="a source must read every range it planned; run that method on the same offsets to see the "
+                "traceback (the driver logs in the run directory hold Spark's copy)",
+            )
         return CheckResult(
             CHECK_ID,
             "error",
@@ -155,6 +166,14 @@ def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckResult:
         )
     result = outcome.result
     assert result is not None
+    if result.verdict == "exactly-once" and not result.observed_rows and not result.expected_rows:
+        return CheckResult(
+            CHECK_ID,
+            "skip",
+            f"the run read 0 rows (kills at {fired}), so exactly-once was not tested: give a context that adds data, "
+            "or options under which the source has data",
+            (f"run directory kept: {outcome.run_dir}",),
+        )
     if result.verdict == "exactly-once":
         if not keep:
             shutil.rmtree(workdir / "run", ignore_errors=True)
