@@ -57,32 +57,49 @@ def offsets_canonical(p: SourceProbe) -> str:
     return "equal offsets always produce identical JSON text" + note
 
 
-def initial_offset_stable(p: SourceProbe) -> str:
+#: Ids of the two habit checks: a difference they find is a ``note``; :func:`.source_suite.check_source` adds
+#: what the end-to-end run measured.
+INITIAL_ID = "initial-offset-stable"
+STABLE_ID = "latest-offset-stable"
+NOTE_IDS = (INITIAL_ID, STABLE_ID)
+
+
+def initial_offset_stable(p: SourceProbe) -> str | CheckResult:
+    """``note`` when readers or processes answer ``initialOffset()`` differently (a clock-driven start, like
+    Kafka's ``startingOffsets=latest``). Not a contract breach: Spark asks once to compute the first batch's
+    end and once more to plan it, and again after a restart before the first commit, so only batch 0 can
+    differ, and only if data arrives between the answers (measured: docs/conformance.md)."""
     o = p.offsets()
     bad = [] if o.i == o.i2 else [f"first reader: {short(o.i)}, second reader: {short(o.i2)}"]
-    for ans in p.elsewhere():
-        if ans["initial_json"] is None or json.loads(ans["initial_json"]) != o.i:
-            bad.append(f"this process: {short(o.i)}, PYTHONHASHSEED={ans['hash_seed']}: {ans['initial_json']}")
+    note = ""
+    try:
+        for ans in p.elsewhere():
+            if ans["initial_json"] is None or json.loads(ans["initial_json"]) != o.i:
+                bad.append(f"this process: {short(o.i)}, PYTHONHASHSEED={ans['hash_seed']}: {ans['initial_json']}")
+    except StepFailed:
+        note = " (the other processes could not read: see read-cross-process)"
     if bad:
-        raise CheckFailed(
-            "initialOffset() differs between reader instances: a query restarted before its first commit "
-            "would start somewhere else",
-            bad,
-            fix="derive the initial offset from the external system or the options, not from the clock or a counter",
+        return CheckResult(
+            INITIAL_ID,
+            "note",
+            "initialOffset() differs between reader instances (it follows the clock or a counter): Spark plans "
+            "batch 0 from a second answer, and from a third after a restart before the first commit, so rows "
+            "arriving between two answers may never be read; later batches are not affected",
+            tuple(bad),
+            fix="if the start must not move, derive it from the options or the external system (Spark's own Kafka "
+            "source stores its initial offsets in the checkpoint for this reason)",
         )
-    return f"initialOffset() is {short(o.i)} in every reader and process"
-
-
-#: The id of ``latest-offset-stable``; :func:`.source_suite.check_source` turns its ``warn`` into ``fail`` when the
-#: end-to-end shows a consequence.
-STABLE_ID = "latest-offset-stable"
+    return f"initialOffset() is {short(o.i)} in every reader and process" + note
 
 
 def latest_offset_stable(p: SourceProbe) -> str | CheckResult:
-    """``fail`` when a later call, from any reader, is *behind* an earlier one while no data arrived; ``warn``
-    when the offsets only moved forward (data that arrives by itself, like Spark's ``rate`` source)."""
+    """``note`` when, with no data added, a repeated call, a second reader or a reader restarted from a
+    checkpointed offset reports another offset (forward or back). Spark asks each reader once per trigger with
+    the previous batch's end as ``start``, so a per-call or per-instance answer is not a contract breach; what
+    would be (an answer behind ``start``) is ``latest-offset-monotonic``'s, and what it does to a real query is
+    ``end-to-end``'s and ``latest-offset-behind-checkpoint``'s."""
     o = p.offsets()
-    backward, forward = [], []
+    moved = []
     for label, earlier, later in (
         ("same reader, called twice", o.b, o.b_again),
         ("second reader", o.b, o.b2),
@@ -91,26 +108,17 @@ def latest_offset_stable(p: SourceProbe) -> str | CheckResult:
         if later == earlier:
             continue
         back = regressions(earlier, later)
-        line = f"{label}: {short(earlier)} then {short(later)}"
-        (backward if back else forward).append(line + (f" ({'; '.join(back[:3])})" if back else ""))
-    if backward:
-        raise CheckFailed(
-            "latestOffset went back although no new data arrived: a later call, or a new reader, reports less "
-            "data than an earlier one",
-            backward + forward,
-            fix="compute latestOffset from what the external system holds (and the read limit), not from a "
-            "per-instance counter, the reader's own start time or random state",
-        )
-    if forward:
+        moved.append(f"{label}: {short(earlier)} then {short(later)}" + (f" ({'; '.join(back[:3])})" if back else ""))
+    if moved:
         return CheckResult(
             STABLE_ID,
-            "warn",
-            "latestOffset moved forward although the context added no data: the data seems to arrive by itself "
-            "(like Spark's rate source). That is fine if it does; the end-to-end check shows whether it has a "
-            "consequence (this becomes a failure if it does)",
-            tuple(forward),
-            fix="if data should not arrive by itself, compute latestOffset from the external system, not the "
-            "clock or a counter; if it does, a context that controls it makes this check exact",
+            "note",
+            "latestOffset answers depend on the reader instance or on how often it was asked, not only on the data "
+            "(like a counter that advances per call, or data arriving by itself); Spark asks once per trigger, "
+            "so this is allowed as long as no answer is behind its `start`",
+            tuple(moved),
+            fix="nothing to fix if the data really arrives per call; a context that controls the data makes "
+            "this check exact",
         )
     suffix = "" if p.feeds_data else " (no external context: the data never changed)"
     return "latestOffset is the same for every reader while no data arrives" + suffix

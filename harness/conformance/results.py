@@ -2,12 +2,15 @@
 :class:`ConformanceReport` that renders as text or JSON and maps to an exit code.
 
 Statuses: ``pass``; ``fail`` (a violation of the contract the connector must
-meet, or of the guarantee it declares); ``warn`` (the check ran and found
-behaviour that only breaks a *stronger* guarantee than the declared one, e.g.
-duplicates from a sink declared at-least-once); ``skip`` (not applicable, with
-the reason); ``error`` (the kit could not run the check: an infrastructure
-problem, never a pass). Exit codes: 0 conforming, 1 at least one ``fail``,
-2 no ``fail`` but at least one ``error`` (could not run).
+meet, or of the guarantee it declares, or a measured consequence); ``warn`` (the
+check ran and found behaviour that only breaks a *stronger* guarantee than the
+declared one, e.g. duplicates from a sink declared at-least-once); ``note`` (a
+habit that correct connectors may have, e.g. an offset that depends on how often
+it was asked, reported with its consequence as measured, never a failure);
+``skip`` (not applicable, or nothing to compare, with the reason); ``error`` (the
+kit could not run the check: an infrastructure problem, never a pass).
+Exit codes: 0 conforming (notes allowed), 1 at least one ``fail``, 2 no
+``fail`` but at least one ``error`` (could not run).
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-Status = Literal["pass", "fail", "warn", "skip", "error"]
-STATUSES: tuple[Status, ...] = ("pass", "fail", "warn", "skip", "error")
+Status = Literal["pass", "fail", "warn", "note", "skip", "error"]
+STATUSES: tuple[Status, ...] = ("pass", "fail", "warn", "note", "skip", "error")
 MAX_DETAILS = 8
 
 
@@ -135,7 +138,7 @@ class ConformanceReport:
         """Summary line, one line per check, then evidence and fixes of every non-pass check."""
         lines = [self.summary_line()]
         width = max((len(c.id) for c in self.checks), default=10)
-        marks = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip", "error": "ERR "}
+        marks = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "note": "note", "skip": "skip", "error": "ERR "}
         for c in self.checks:
             lines.append(f"  {marks[c.status]} {c.id:<{width}}  {c.summary}")
             if c.status in ("pass", "skip"):

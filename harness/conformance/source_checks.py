@@ -24,6 +24,7 @@ from harness.conformance.offset_checks import (
     offsets_json,
 )
 from harness.conformance.offsets import short
+from harness.conformance.raised import subject_frame
 from harness.conformance.results import CheckFailed, CheckResult, CheckSkipped, run_check
 from harness.conformance.source_probe import SourceProbe, StepFailed, total_rows
 from harness.sources.reader import diff_rows
@@ -39,8 +40,9 @@ def _unwrap(fn: Check) -> Check:
             return fn(p)
         except StepFailed as exc:
             first = str(exc.cause).splitlines()[0] if str(exc.cause) else ""
+            frame = subject_frame(exc.cause)
             raise CheckFailed(
-                f"{exc.step} raised {type(exc.cause).__name__}: {first}",
+                f"{exc.step} raised {type(exc.cause).__name__}: {first}" + (f" at {frame}" if frame else ""),
                 fix="the source must not raise for a valid offset range; run that method yourself to see the traceback",
             ) from None
 
@@ -48,8 +50,20 @@ def _unwrap(fn: Check) -> Check:
     return run
 
 
+def _nothing_read(what: str, p: SourceProbe) -> CheckSkipped:
+    """The skip of a comparison that had no rows to compare (it would prove nothing)."""
+    why = (
+        "give a context that adds data (--context) so that there are rows to compare"
+        if not p.feeds_data
+        else "the context added data but the source planned none: see latest-offset-monotonic and end-to-end"
+    )
+    return CheckSkipped(f"{what} read 0 rows, so there was nothing to compare; {why}")
+
+
 def read_repeatable(p: SourceProbe) -> str:
     rows = p.ranges()
+    if not total_rows(rows["i_c"]) and not total_rows(rows["i_c_again"]):
+        raise _nothing_read("[initial, latest)", p)
     if rows["i_c"] != rows["i_c_again"]:
         raise CheckFailed(
             "reading the same offset range twice gave different rows: a batch replayed after a crash is not the "
@@ -73,6 +87,8 @@ def read_cross_process(p: SourceProbe) -> str:
         if ans["parent_partition_rows"][0] is not None and ans["parent_partition_rows"][0] != rows:
             bad.append(f"this process's partitions, unpickled and read in another process ({seed}):")
             bad += diff_rows(rows, ans["parent_partition_rows"][0])
+    if not bad and not total_rows(rows):
+        raise _nothing_read("[initial, latest), in this and other processes,", p)
     if bad:
         raise CheckFailed(
             "another Python process reads different rows for the same range: Spark reads on executors and "
@@ -115,6 +131,8 @@ def ranges_contiguous(p: SourceProbe) -> str:
         )
     if o.b == o.c:
         raise CheckSkipped("no data arrived between the two latestOffset calls, so there is no split point to test")
+    if not total_rows(rows["i_c"]):
+        raise _nothing_read("[a, c)", p)
     return f"[a,b) + [b,c) = [a,c) ({total_rows(rows['i_b'])} + {total_rows(rows['b_c'])} rows) and [b,b) is empty"
 
 
@@ -129,6 +147,8 @@ def read_between_offsets(p: SourceProbe) -> str:
         elif read_rows != between:
             bad.append(f"{where}: readBetweenOffsets() differs from read():")
             bad += diff_rows(read_rows, between)
+    if not bad and not any(total_rows(r) or total_rows(b) for _, _, r, b in p.simple_reads()):
+        raise _nothing_read("read(start) and readBetweenOffsets", p)
     if bad:
         raise CheckFailed(
             "readBetweenOffsets(start, end) does not return the rows read(start) returned: Spark calls it to "
@@ -164,6 +184,8 @@ def admission_control(p: SourceProbe) -> str:
             if total_rows(r) > adm.limit.max_rows
         ]
     union = sum(parts, Counter())
+    if not total_rows(full) and not total_rows(union):
+        raise _nothing_read("[initial, d) with and without the limit", p)
     if union != full:
         bad.append("rows of the limited batches differ from one unlimited read:")
         bad += diff_rows(full, union)

@@ -1,7 +1,7 @@
 """``check-source`` without a context on sources whose data arrives by itself, under a real SIGKILL in batch 3:
 the rate-like source (correct) conforms; its twin that counts from zero in every new process is caught by
-``latest-offset-behind-checkpoint``, which names both offsets, and its ``latest-offset-stable`` warning
-becomes a failure."""
+``latest-offset-behind-checkpoint``, which names both offsets; its ``latest-offset-stable`` stays a note that
+points at the failing checks (a habit is never a second reason for a failure)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_counting_from_zero_in_each_process_is_caught_behind_the_checkpoint(tmp_
     assert any('batch 4 ends at {"rows": 10}, behind batch 3\'s end {"rows": 40}' in d for d in behind["details"]), (
         behind
     )
-    assert checks["latest-offset-stable"]["status"] == "fail"
-    assert checks["latest-offset-stable"]["summary"].endswith("latest-offset-behind-checkpoint failed")
+    assert checks["latest-offset-stable"]["status"] == "note"
+    assert "latest-offset-behind-checkpoint failed" in checks["latest-offset-stable"]["summary"]
     assert checks["latest-offset-monotonic"]["status"] == "pass"  # one process: the Spark-free story cannot see it
     assert leftover_processes() == []
