@@ -29,6 +29,9 @@ Contract:
   run-dependent moment.
 - The same call on the same data takes the same steps, with the same
   descriptions, in every run and process (``file.py:LINE function -> callee``).
+- Calls *into* pyspark (``Row.__getitem__``, ``DataFrame.collect``) are steps;
+  :mod:`fault_injectors.effects` tells which steps may change something
+  outside the driver, and so where kills are distinct experiments.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.crash import FaultSite, InjectedFault, read_records
+from fault_injectors.effects import boundaries, inside_effects
 from fault_injectors.plan import STEP_POINT
 
 SCOPE_ENV = "HARNESS_STEP_SCOPE"
@@ -157,6 +161,8 @@ class StepTracer:
         self.on_step = on_step
         self.count = 0
         self.steps: list[str] | None = [] if record else None
+        #: With ``record``: per step, how many steps were still running when it returned (its nesting depth).
+        self.depths: list[int] | None = [] if record else None
         self._pending: list[tuple[types.FrameType, Any, int]] = []
         #: A target step that returned: ``(k, description, calling frame)``; fires at that frame's next event.
         self._due: tuple[int, str, types.FrameType] | None = None
@@ -214,8 +220,9 @@ class StepTracer:
     def _done(self, entry: tuple[types.FrameType, Any, int]) -> None:
         self.count += 1
         k = self.count
-        if self.steps is not None:
+        if self.steps is not None and self.depths is not None:
             self.steps.append(describe(entry))
+            self.depths.append(len(self._pending))
         if k in self.targets and self.on_step is not None:
             frame, cfunc, _ = entry
             caller = frame if cfunc is not None else frame.f_back
@@ -289,7 +296,7 @@ def run_with_steps(
         raise
     finally:
         if census and tracer.steps is not None:
-            _append_census(site, wrapper, batch, partition, attempt, tracer.steps, completed)
+            _append_census(site, wrapper, batch, partition, attempt, tracer.steps, completed, tracer.depths or [])
 
 
 @dataclass(frozen=True)
@@ -302,6 +309,16 @@ class CallCensus:
     attempt: int | None
     steps: tuple[str, ...]
     completed: bool
+    #: Per step, how many steps were still running when it returned (empty in censuses recorded before depths).
+    depths: tuple[int, ...] = ()
+
+    def boundaries(self) -> list[int]:
+        """The distinct kill points of this call (:func:`fault_injectors.effects.boundaries`)."""
+        return boundaries(self.steps, self.depths)
+
+    def inside_effects(self) -> set[int]:
+        """Its kill points inside a running effect call (:func:`fault_injectors.effects.inside_effects`)."""
+        return inside_effects(self.steps, self.depths)
 
 
 def _append_census(
@@ -312,6 +329,7 @@ def _append_census(
     attempt: int | None,
     steps: list[str],
     completed: bool,
+    depths: list[int],
 ) -> None:
     assert site.dir is not None
     record = {
@@ -321,6 +339,7 @@ def _append_census(
         "attempt": attempt,
         "steps": steps,
         "completed": completed,
+        "depths": depths,
     }
     fd = os.open(site.dir / CENSUS_FILE, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o644)
     try:
@@ -332,7 +351,15 @@ def _append_census(
 def read_census(fault_dir: str | os.PathLike[str]) -> list[CallCensus]:
     """Every recorded call, in recording order; a torn last line is ignored."""
     return [
-        CallCensus(r["wrapper"], r["batch"], r["partition"], r["attempt"], tuple(r["steps"]), r["completed"])
+        CallCensus(
+            r["wrapper"],
+            r["batch"],
+            r["partition"],
+            r["attempt"],
+            tuple(r["steps"]),
+            r["completed"],
+            tuple(r.get("depths", ())),
+        )
         for r in read_records(Path(fault_dir) / CENSUS_FILE)
     ]
 

@@ -5,8 +5,8 @@ round, and every fault as a rule with an absolute batch id. Batch boundaries
 are predicted with the admission function the source itself uses, so each
 fault names a batch that will exist. Given a census of the drawn data
 (``steps``), about half the faults are ``sink.step`` faults: a kill or raise
-just after step *k* of the sink's own code in a batch, drawn only where a
-*k*-th step exists. Shrinking goes towards fewer rounds, less
+just after step *k* of the sink's own code in a batch, drawn only among the
+census's effect boundaries (the distinct kill points). Shrinking goes towards fewer rounds, less
 data, fewer faults and soft faults (an injected exception) rather than hard
 kills, so a minimal failing schedule is also cheap to replay.
 """
@@ -35,8 +35,11 @@ TIMED_MAX_MS = 1500
 #: On a standalone cluster the harness started (``master="standalone:W"``): percentage of soft faults at named
 #: points drawn as a ``kill_worker`` or ``kill_master`` instead (shrinking leads away from them, to a raise).
 CLUSTER_SHARE = 30
-#: ``(seed, rows per round) -> {batch id: [(wrapper, partition, step count), ...]}``: a census of that data.
-StepCensus = Callable[[int, Sequence[Sequence[int]], int | None], Mapping[int, Sequence[tuple[str, int | None, int]]]]
+#: ``(seed, rows per round, batch rows) -> {batch id: [(wrapper, partition, boundary steps), ...]}``: a census
+#: of that data, each call's effect boundaries (step numbers, ascending) as ``harness.chaos.census.StepCalls``.
+StepCensus = Callable[
+    [int, Sequence[Sequence[int]], int | None], Mapping[int, Sequence[tuple[str, int | None, Sequence[int]]]]
+]
 
 
 @st.composite
@@ -65,9 +68,10 @@ def chaos_specs(
     pipeline is named by import path, ``package.module:ATTRIBUTE``).
 
     ``steps(seed, rows, batch_rows)`` gives, per batch id, each traced sink call of a fault-free run of that data as
-    ``(wrapper, partition, step count)`` (:class:`harness.chaos.census.CensusCache`). With it, a fault in a batch
-    that has steps is a ``sink.step`` fault with probability :data:`STEP_SHARE`: a wrapper of the batch (each
-    equally likely), a call of it, then ``k`` in ``1..count``, so it shrinks towards the first step. A batch
+    ``(wrapper, partition, boundaries)`` (:class:`harness.chaos.census.CensusCache`): the call's effect boundaries,
+    its distinct kill points. With it, a fault in a batch that has steps is a ``sink.step`` fault with probability
+    :data:`STEP_SHARE`: a wrapper of the batch (each equally likely), a call of it, then ``k`` among its
+    boundaries, so it shrinks towards the first boundary. A batch
     gets at most one step fault: a replayed batch may take fewer steps (a sink that finds its batch id
     recorded returns early).
 
@@ -106,15 +110,15 @@ def chaos_specs(
         threshold = round((1.0 - hard_kill_ratio) * 100)
         for i in range(n):
             batch = draw(_batch_ids(len(predicted)))
-            calls = step_calls.get(batch) if (batch, STEP_POINT) not in used else None
+            calls = [c for c in step_calls.get(batch, ()) if c[2]] if (batch, STEP_POINT) not in used else None
             step = wrapper = None
             if calls and draw(st.integers(0, 99)) < STEP_SHARE:
                 point = STEP_POINT
                 # A wrapper first, then one of its calls: the one driver-side commit() of a batch, where
                 # publishing bugs live, is as likely as all its write() tasks together.
                 kind = draw(st.sampled_from(list(dict.fromkeys(c[0] for c in calls))))
-                wrapper, partition, count = draw(st.sampled_from([c for c in calls if c[0] == kind]))
-                step = draw(st.integers(1, count))
+                wrapper, partition, points = draw(st.sampled_from([c for c in calls if c[0] == kind]))
+                step = draw(st.sampled_from(list(points)))
             elif timed and (batch, TIMED_POINT) not in used and draw(st.integers(0, 99)) >= 100 - TIMED_SHARE:
                 point = TIMED_POINT
             else:

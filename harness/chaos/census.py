@@ -4,7 +4,10 @@
 :mod:`harness.conformance.sink_scenario`) without faults, with every wrapped
 sink call traced (:mod:`fault_injectors.steps`), and returns each batch's
 steps per wrapper. ``sink.step`` faults are then planned only where a k-th step
-exists. ``python -m harness census`` prints it, so users see where kills land.
+exists, and by default only at the calls' effect boundaries
+(:mod:`fault_injectors.effects`: one kill per run of effect-free steps), since a
+kill after an effect-free step repeats the kill after the step before it.
+``python -m harness census`` prints it, so users see where kills land.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fault_injectors.effects import is_effect
 from fault_injectors.plan import STEP_POINT, FaultRule
 from fault_injectors.steps import CallCensus, first_calls, read_census
 from harness.engine.spec import RunSpec
@@ -27,6 +31,8 @@ if TYPE_CHECKING:
 
 #: Key of one traced call in a census: ``(wrapper, batch, partition)``.
 CallKey = tuple[str, int | None, int | None]
+#: Where a ``sink.step`` fault can be aimed: ``(wrapper, partition, step, description)``.
+Target = tuple[str, int | None, int, str]
 
 
 class CensusError(RuntimeError):
@@ -47,23 +53,40 @@ class Census:
     def of_batch(self, batch: int) -> dict[CallKey, CallCensus]:
         return {k: c for k, c in sorted(self.calls.items(), key=_order) if k[1] == batch}
 
-    def targets(self, batch: int) -> list[tuple[str, int | None, int, str]]:
+    def targets(self, batch: int) -> list[Target]:
         """Every ``(wrapper, partition, step, description)`` of ``batch``, in call order."""
         return [(w, p, k, d) for (w, _, p), c in self.of_batch(batch).items() for k, d in enumerate(c.steps, 1)]
 
+    def boundary_targets(self, batch: int) -> list[Target]:
+        """The targets of ``batch`` at its calls' effect boundaries (:func:`fault_injectors.effects.boundaries`):
+        one per distinct kill experiment, in call order."""
+        return [(w, p, k, c.steps[k - 1]) for (w, _, p), c in self.of_batch(batch).items() for k in c.boundaries()]
+
+    def inside_effects(self, batch: int) -> set[Target]:
+        """The boundary targets of ``batch`` that land inside a running effect call (sampled last)."""
+        return {(w, p, k, c.steps[k - 1]) for (w, _, p), c in self.of_batch(batch).items() for k in c.inside_effects()}
+
     def render(self, limit: int | None = None) -> str:
-        """Per batch and wrapper: the step count, then ``k. description`` lines (at most ``limit`` per call)."""
+        """Per batch and wrapper: the step count and effect boundaries, then ``k. description`` lines (at most
+        ``limit`` per call), ``*`` marking an effect and ``>`` a boundary."""
         if not self.calls:
             return f"census of {self.scenario} (seed {self.seed}): no wrapped Python sink call ran"
         lines = [f"census of {self.scenario} (seed {self.seed}): steps of the sink's own code per call"]
         for batch in self.batches():
             for (wrapper, _, partition), call in self.of_batch(batch).items():
                 where = f", partition {partition}" if partition is not None else ""
-                lines.append(f"batch {batch}, {wrapper}{where}: {len(call.steps)} step(s)")
+                marks = set(call.boundaries())
+                lines.append(
+                    f"batch {batch}, {wrapper}{where}: {len(call.steps)} step(s), {len(marks)} effect boundary(ies)"
+                )
                 shown = call.steps if limit is None else call.steps[:limit]
-                lines += [f"  {k:>3}. {d}" for k, d in enumerate(shown, 1)]
+                lines += [
+                    f" {'>' if k in marks else ' '}{k:>3}.{'*' if is_effect(d) else ' '} {d}"
+                    for k, d in enumerate(shown, 1)
+                ]
                 if len(shown) < len(call.steps):
                     lines.append(f"  ... and {len(call.steps) - len(shown)} more (--all shows every step)")
+        lines.append("* may change something outside the driver; > a distinct kill point (effect boundary)")
         lines.append(f"kill after step K of batch N: --kill {STEP_POINT}:N:K[:WRAPPER[:PARTITION]]")
         return "\n".join(lines)
 
@@ -111,9 +134,7 @@ def take_census(
     return census
 
 
-def step_rules(
-    batch_of: Callable[[int], int], targets: Sequence[tuple[str, int | None, int, str]], action: str
-) -> list[FaultRule]:
+def step_rules(batch_of: Callable[[int], int], targets: Sequence[Target], action: str) -> list[FaultRule]:
     """One ``sink.step`` rule per target, target *i* in batch ``batch_of(i)``."""
     return [
         FaultRule(f"step-{i + 1}", STEP_POINT, batch_of(i), partition, action=action, step=k, wrapper=wrapper)
@@ -122,18 +143,24 @@ def step_rules(
 
 
 def sample_targets(
-    targets: Sequence[tuple[str, int | None, int, str]], limit: int | None, seed: int
-) -> list[tuple[str, int | None, int, str]]:
-    """All ``targets`` when ``limit`` is ``None`` or not smaller; else a seeded sample of ``limit``, in census order."""
+    targets: Sequence[Target], limit: int | None, seed: int, later: Collection[Target] = ()
+) -> list[Target]:
+    """All ``targets`` when ``limit`` is ``None`` or not smaller; else ``limit`` of them, in census order: every
+    target not in ``later`` first (a seeded sample when they alone exceed ``limit``), the rest of the budget a
+    seeded sample of ``later``. No target is taken twice: the same kill after the same step is the same run."""
     if limit is None or limit >= len(targets):
         return list(targets)
-    keep = sorted(random.Random(seed).sample(range(len(targets)), limit))
-    return [targets[i] for i in keep]
+    rng = random.Random(seed)
+    first = [i for i, t in enumerate(targets) if t not in later]
+    rest = [i for i, t in enumerate(targets) if t in later]
+    keep = rng.sample(first, limit) if len(first) >= limit else first + rng.sample(rest, limit - len(first))
+    return [targets[i] for i in sorted(keep)]
 
 
 #: What a campaign's strategy learns from a census: per batch id, each wrapped call's
-#: ``(wrapper, partition, step count)``, calls without steps left out.
-StepCalls = dict[int, list[tuple[str, int | None, int]]]
+#: ``(wrapper, partition, effect boundaries)`` (its distinct kill points, step numbers in order), calls without
+#: steps left out.
+StepCalls = dict[int, list[tuple[str, int | None, tuple[int, ...]]]]
 
 
 class CensusCache:
@@ -172,11 +199,13 @@ class CensusCache:
             )
             shutil.rmtree(run_dir, ignore_errors=True)
             calls: StepCalls = {}
+            counts: dict[int, list[str]] = {}
             for (wrapper, batch, partition), call in sorted(census.calls.items(), key=_order):
                 if batch is not None and call.steps:
-                    calls.setdefault(batch, []).append((wrapper, partition, len(call.steps)))
+                    calls.setdefault(batch, []).append((wrapper, partition, tuple(call.boundaries())))
+                    counts.setdefault(batch, []).append(f"{len(call.boundaries())}/{len(call.steps)}")
             self._cache[key] = calls
             self.seconds += time.monotonic() - t0
-            counts = ", ".join(f"{b}:{'+'.join(str(n) for _, _, n in c)}" for b, c in calls.items()) or "none"
-            self.say(f"[ census] {time.monotonic() - t0:5.1f}s steps per batch {counts}")
+            shown = ", ".join(f"{b}:{'+'.join(c)}" for b, c in counts.items()) or "none"
+            self.say(f"[ census] {time.monotonic() - t0:5.1f}s boundaries/steps per batch {shown}")
         return self._cache[key]

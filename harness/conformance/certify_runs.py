@@ -51,7 +51,7 @@ def _sink_rules(scenario: str, points: Sequence[str], seed: int, batches_needed:
 
 def _step_rules(row: Row, seed: int, rounds: int, run_dir: Path, pool: Any) -> tuple[list[Any], list[str]]:
     """``row.steps`` SIGKILLs inside the sink's own code, one per batch after the named points' batches, each
-    after a seeded step of that batch's census (a fault-free run of the same data on ``pool``); and their
+    after a seeded effect boundary of that batch's census (a fault-free run of the same data on ``pool``); and their
     descriptions. ``CensusError`` when the census gives no verdict."""
     import random
 
@@ -62,7 +62,7 @@ def _step_rules(row: Row, seed: int, rounds: int, run_dir: Path, pool: Any) -> t
     census = take_census(row.scenario, seed, rounds=rounds, run_dir=census_dir, pool=pool)
     rng = random.Random(seed)
     batches = [b for b in range(len(row.kill_points), len(row.kill_points) + row.steps) if census.targets(b)]
-    chosen = [rng.choice(census.targets(b)) for b in batches]
+    chosen = [rng.choice(census.boundary_targets(b)) for b in batches]  # distinct kills only: effect boundaries
     rules = step_rules(lambda i: batches[i], chosen, "kill_process_group")
     tried = [
         f"batch {b} {w}{'' if p is None else f' partition {p}'} step {k}: {d}"

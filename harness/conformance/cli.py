@@ -104,8 +104,22 @@ def add_check_sink(p: argparse.ArgumentParser) -> None:
         type=_steps,
         default=30,
         metavar="N|all",
-        help="crash-anywhere: a fault after each of at most N steps of the sink's own code, a seeded sample of a "
-        "census batch's steps (default 30; 'all': every step)",
+        help="crash-anywhere: a fault at each effect boundary of a census batch of the sink's own code (the step "
+        "before its first effect and every effect), a seeded sample when there are more than N (default 30; "
+        "'all': every boundary)",
+    )
+    p.add_argument(
+        "--every-step",
+        action="store_true",
+        help="crash-anywhere: aim at every step, effect-free ones too, instead of the effect boundaries "
+        "(--steps still caps them)",
+    )
+    p.add_argument(
+        "--batch-rows",
+        type=_batch_rows,
+        default=None,
+        metavar="N",
+        help="crash-anywhere: rows in each batch of its census and fault runs (default 20)",
     )
     p.add_argument(
         "--wrappers",
@@ -143,6 +157,8 @@ def cmd_check_sink(args: argparse.Namespace) -> int:
             steps=args.steps,
             wrappers=_wrappers(args.wrappers),
             echo=_echo,
+            every_step=args.every_step,
+            batch_rows=args.batch_rows,
         )
     except (LoadError, TypeError, ValueError) as exc:
         return _fail(str(exc).splitlines()[0])
@@ -170,6 +186,16 @@ def _steps(text: str) -> int | None:
         raise argparse.ArgumentTypeError(f"--steps {text!r}: a whole number >= 1, or 'all'") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"--steps {text!r}: a whole number >= 1, or 'all'")
+    return n
+
+
+def _batch_rows(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--batch-rows {text!r}: a whole number >= 1")
     return n
 
 

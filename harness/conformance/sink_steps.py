@@ -1,13 +1,19 @@
-"""The ``crash-anywhere`` sink check: a kill after each step of the sink's own code.
+"""The ``crash-anywhere`` sink check: a kill at each effect boundary of the sink's own code.
 
 A fault-free census run (:mod:`harness.chaos.census`) records the steps the sink's
-code takes in a census batch (batch 1, past the first batch's set-up). Then one
-harness run kills the query once per chosen step, step *i* in batch *i* + 1 of
-a schedule whose batches all carry the same number of rows as the census batch,
-so each batch takes the same steps and every anomaly the checker finds is
-attributed to exactly one step. ``steps`` caps the kills with a seeded sample
-(``None``: every step). Fault modes as for ``crash-points``: ``soft`` raises
-after the step, ``mixed`` and ``hard`` SIGKILL the driver's process groups.
+code takes in a census batch (batch 1, past the first batch's set-up), and
+:mod:`fault_injectors.effects` tells its effect boundaries: the step before the
+first effect and every effect (one kill per run of effect-free steps; a kill after
+a ``Row`` read repeats the kill after the step before it). Then one harness run
+kills the query once per chosen step, step *i* in batch *i* + 1 of a schedule
+whose batches all carry the same number of rows as the census batch, so each batch
+takes the same steps and every anomaly the checker finds is attributed to exactly
+one step. Every boundary is tried when they fit ``steps``; only beyond it is a
+seeded sample taken (``None``: no cap). ``every_step`` aims at every step instead
+of the boundaries. ``batch_rows`` sets the rows of a batch (default: the sink
+scenario's). Fault modes as for ``crash-points``: ``soft`` raises after the step,
+``mixed`` and ``hard`` SIGKILL the driver's process groups. The summary says, for
+the census batch, how many steps, boundaries and kills there were.
 """
 
 from __future__ import annotations
@@ -23,15 +29,17 @@ from harness.conformance.sink_checks import SinkProbe, judge
 from harness.conformance.sink_scenario import build, exported
 
 CHECK_ID = "crash-anywhere"
-#: Default cap on the kills (``--steps``): a seeded sample of a census batch's steps.
+#: Default cap on the kills (``--steps``): beyond it, a seeded sample of a census batch's boundaries.
 DEFAULT_STEPS = 30
 CENSUS_BATCH = 1
 
 
-def uniform_round(config: dict[str, Any]) -> tuple[int, ...]:
-    """Offsets per partition that make one full batch per round, the same size every round."""
+def uniform_round(config: dict[str, Any], batch_rows: int | None = None) -> tuple[int, ...]:
+    """Offsets per partition that make one full batch per round, the same size every round (``batch_rows``
+    rows a batch, as ``RunSpec.batch_rows``; default the scenario's)."""
     scenario = build(config)
-    per = max(1, scenario.max_offsets_per_batch // scenario.partitions)
+    offsets = scenario.batch_limit_for(batch_rows) if batch_rows is not None else None
+    per = max(1, (offsets or scenario.max_offsets_per_batch) // scenario.partitions)
     return tuple(per for _ in range(scenario.partitions))
 
 
@@ -46,8 +54,11 @@ def run_crash_anywhere(
     seed: int = 5,
     timeout_s: float = 300.0,
     echo: Callable[[str], None] = print,
+    every_step: bool = False,
+    batch_rows: int | None = None,
 ) -> tuple[CheckResult, dict[str, Any]]:
-    """Census, then one run with a kill after each chosen step; the check result and a summary."""
+    """Census, then one run with a kill after each chosen step; the check result and a summary (``census_steps``,
+    ``boundaries``, ``steps_tried``, ...)."""
     from harness.chaos.census import CensusError, sample_targets, step_rules, take_census
     from harness.engine.runner import HarnessError, run_spec
     from harness.engine.spec import RunSpec
@@ -56,26 +67,36 @@ def run_crash_anywhere(
         raise ValueError(f"--faults {mode!r}: choose one of {', '.join(MODES)}")
     if steps is not None and steps < 1:
         raise ValueError("--steps must be >= 1 (or 'all')")
-    one = uniform_round(config)
+    if batch_rows is not None and batch_rows < 1:
+        raise ValueError("--batch-rows must be >= 1")
+    one = uniform_round(config, batch_rows)
     with exported(config) as ref:
         try:
-            census = take_census(ref, seed, rows=[one, one], run_dir=Path(workdir) / "census", echo=lambda m: None)
+            census = take_census(
+                ref, seed, rows=[one, one], batch_rows=batch_rows, run_dir=Path(workdir) / "census", echo=lambda m: None
+            )
         except (CensusError, HarnessError) as exc:
             return CheckResult(CHECK_ID, "error", f"the census run could not run: {exc}"), {}
         targets = [t for t in census.targets(CENSUS_BATCH) if not wrappers or t[0] in wrappers]
         if not targets:
             only = f" in {', '.join(wrappers)}" if wrappers else ""
             return CheckResult(CHECK_ID, "skip", f"the sink's own code took no step{only} in batch {CENSUS_BATCH}"), {}
-        chosen = sample_targets(targets, steps, seed)
+        bounds = [t for t in census.boundary_targets(CENSUS_BATCH) if not wrappers or t[0] in wrappers]
+        later = () if every_step else census.inside_effects(CENSUS_BATCH)
+        chosen = sample_targets(targets if every_step else bounds, steps, seed, later)
         action = "raise" if mode == "soft" else "kill_process_group"
         rules = step_rules(lambda i: i + CENSUS_BATCH, chosen, action)
+        counted = f"{len(targets)} step(s), {len(bounds)} effect boundary(ies) of batch {CENSUS_BATCH}"
+        aim = "every step" if every_step else "boundaries"
         echo(
-            f"check-sink: {CHECK_ID}: {len(chosen)} of {len(targets)} step(s) of batch {CENSUS_BATCH}, "
+            f"check-sink: {CHECK_ID}: {counted}; {len(chosen)} tried ({aim}), "
             f"one {'exception' if mode == 'soft' else 'SIGKILL'} each"
         )
         run_dir = Path(workdir) / "crash-anywhere"
         rows = tuple(one for _ in range(len(chosen) + CENSUS_BATCH))
-        spec = RunSpec(ref, seed, 0, rows=rows, extra_faults=tuple(rules), command_timeout_s=timeout_s)
+        spec = RunSpec(
+            ref, seed, 0, rows=rows, batch_rows=batch_rows, extra_faults=tuple(rules), command_timeout_s=timeout_s
+        )
         try:
             outcome = run_spec(spec, run_dir, echo)  # kills come every few seconds: a standby never gets ahead
         except HarnessError as exc:
@@ -85,7 +106,12 @@ def run_crash_anywhere(
     summary = {
         "run_dir": str(run_dir),
         "mode": mode,
+        "census_batch": CENSUS_BATCH,
         "census_steps": len(targets),
+        "boundaries": len(bounds),
+        "boundary_steps": [f"{w}{'' if p is None else f'[p{p}]'} step {k}: {d}" for w, p, k, d in bounds],
+        "every_step": every_step,
+        "batch_rows": batch_rows,
         "steps_tried": tried,
         "anomalies": dict(kinds),
     }
@@ -109,10 +135,7 @@ def run_crash_anywhere(
             summary,
         )
     found = [(kind, f"{n} {kind} row(s)") for kind, n in kinds.items()]
-    ok = (
-        f"{len(chosen)} of {len(targets)} step(s) of batch {CENSUS_BATCH}, a fault after each: "
-        "the output stayed exactly-once after every one"
-    )
+    ok = f"{counted}: {len(chosen)} tried, a fault after each: the output stayed exactly-once after every one"
     culprits = [line for line in lines if not line.endswith("nothing lost or duplicated")]
     result = judge(
         probe,
@@ -120,7 +143,8 @@ def run_crash_anywhere(
         found,
         ok,
         f"a fault between two statements of the sink's code changed what readers see "
-        f"({', '.join(f'{n} {k}' for k, n in kinds.items())} rows){': ' + culprits[0] if culprits else ''}",
+        f"({', '.join(f'{n} {k}' for k, n in kinds.items())} rows){': ' + culprits[0] if culprits else ''} "
+        f"[{counted}: {len(chosen)} tried]",
         "make the rows and the batch's 'done' marker one atomic write (one transaction, one rename), or make "
         "every write idempotent on the rows' identity, so that a replay after any step changes nothing",
     )

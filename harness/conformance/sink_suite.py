@@ -99,14 +99,17 @@ def check_sink(
     steps: int | None = DEFAULT_STEPS,
     wrappers: Sequence[str] = (),
     echo: Callable[[str], None] | None = None,
+    every_step: bool = False,
+    batch_rows: int | None = None,
 ) -> ConformanceReport:
     """All sink checks of ``target`` (a ``DataSource`` subclass with a stream
     writer, or a foreachBatch factory ``factory(path, **options)``), read back
     through ``read_back(path)``. ``crash_points=False`` (or skipping the id)
     leaves out the Spark campaigns; ``steps`` caps the kills of ``crash-anywhere``
-    (a seeded sample of a census batch's steps; ``None``: every step) and ``wrappers``
-    names the wrapped functions it aims at (default all). The work directory is a temp dir removed at
-    the end unless ``workdir`` is given (or a check failed: its run is kept)."""
+    (every effect boundary of a census batch when they fit, else a seeded sample; ``None``: no cap),
+    ``every_step`` aims them at every step instead of the boundaries, ``batch_rows`` sets the rows of
+    its batches, and ``wrappers`` names the wrapped functions it aims at (default all). The work directory is
+    a temp dir removed at the end unless ``workdir`` is given (or a check failed: its run is kept)."""
     echo = echo or (lambda m: print(m, file=sys.stderr, flush=True))
     declared = check_declared(guarantee)
     unknown = sorted(set(skip) - set(SINK_CHECK_IDS))
@@ -151,7 +154,16 @@ def check_sink(
             report.checks.append(CheckResult(ANYWHERE_ID, "skip", "skipped on request (Spark campaign disabled)"))
         else:
             result, report.steps = run_crash_anywhere(
-                probe, config, root, steps=steps, wrappers=wrappers, mode=faults, seed=seed, echo=echo
+                probe,
+                config,
+                root,
+                steps=steps,
+                wrappers=wrappers,
+                mode=faults,
+                seed=seed,
+                echo=echo,
+                every_step=every_step,
+                batch_rows=batch_rows,
             )
             report.checks.append(result)
         g_result, report.guarantee = declared_result(declared, report.checks)

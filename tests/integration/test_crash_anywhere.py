@@ -1,8 +1,10 @@
 """Crash anywhere: faults after a step of the user's own sink code, run like a user runs them.
 
 - A ``foreachBatch`` function with a window between its two transactions passes the named crash points and
-  fails ``crash-anywhere``, which names the step; its twin one bug away (rows keyed) passes. Both are aimed
-  at a seeded sample that holds the whole window (``--steps all`` is measured in docs/fault-injection.md).
+  fails ``crash-anywhere``, which names the step; its twin one bug away (rows keyed) passes. Kills go to the
+  effect boundaries only: 12 of the 15 steps, 3 of them in the window.
+- The same bug after a 200-row batch read field by field (over a thousand ``Row`` reads): still 12 boundaries,
+  and ``--steps 10`` finds the window for every seed (one seed here, ten in the heavy tier).
 - A ``DataSourceStreamWriter`` that publishes its staged files one rename at a time fails in ``commit``.
 - ``run --kill sink.step:...`` SIGKILLs after a step (the report names it), the reference SQLite upsert stays
   exactly-once, and a step that never comes fails the run with exit 2.
@@ -64,16 +66,14 @@ def test_window_between_two_transactions(tmp_path: Path, factory: str, rc: int) 
         "--skip",
         ",".join(skip),
         "--steps",
-        "6",
-        "--seed",
-        "58",  # its sample of 6 of the 15 steps: 4 and 10-14, the whole window and the batch id's COMMIT
+        "all",  # its 12 effect boundaries (of 15 steps): the window's 3 and the batch id's COMMIT among them
     )
     assert rc_ == rc, log
     checks = by_id(doc)
     assert checks["crash-points"]["status"] == ("pass" if rc else "skip"), log
     anywhere = checks["crash-anywhere"]
     tried = doc["steps"]["steps_tried"]
-    assert len(tried) == 6 and doc["steps"]["census_steps"] >= 10, doc["steps"]
+    assert len(tried) == 12 and doc["steps"]["census_steps"] == 15 and doc["steps"]["boundaries"] == 12, doc["steps"]
     commit_rows = f"two_txn_foreach_batch.py:{line_of(code, '# the rows are visible')} write_batch -> "
     assert any(commit_rows + "sqlite3.Connection.execute" in t for t in tried), tried
     if rc == 0:
@@ -86,6 +86,49 @@ def test_window_between_two_transactions(tmp_path: Path, factory: str, rc: int) 
     id_commit = f"two_txn_foreach_batch.py:{line_of(code, '# ... and only now')} write_batch -> "
     assert any(id_commit in d and d.endswith("nothing lost or duplicated") for d in anywhere["details"]), anywhere
     assert doc["guarantee"]["measured"] == "at-least-once"
+    assert leftover_processes() == []
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [pytest.param(5, id="seed-5"), *[pytest.param(s, id=f"seed-{s}", marks=pytest.mark.heavy) for s in range(6, 15)]],
+)
+def test_two_transactions_after_a_200_row_batch_are_found_at_an_effect_boundary(tmp_path: Path, seed: int) -> None:
+    """Issue 25.3: a 200-row batch read field by field takes over a thousand steps, nearly all Row reads; the
+    kills go to its 12 effect boundaries, and a budget of 10 finds the window between the two commits for every
+    seed (the heavy tier runs ten). The report says how many steps and boundaries the batch had, and how many
+    were tried."""
+    code = f"{EX}/two_txn_row_fields.py"
+    rc, doc, log = harness_json(
+        tmp_path / "r.json",
+        "check-sink",
+        f"{code}:two_txn_row_fields_sink",
+        "--read-back",
+        f"{code}:read_back",
+        "--faults",
+        "soft",
+        "--skip",
+        ",".join([*PROTOCOL, "crash-points"]),
+        "--batch-rows",
+        "200",
+        "--steps",
+        "10",
+        "--seed",
+        str(seed),
+    )
+    assert rc == 1, log
+    steps = doc["steps"]
+    assert steps["census_steps"] > 1000 and steps["boundaries"] == 12 and len(steps["steps_tried"]) == 10, steps
+    assert steps["batch_rows"] == 200 and not any("Row.__getitem__" in t for t in steps["boundary_steps"]), steps
+    anywhere = by_id(doc)["crash-anywhere"]
+    assert anywhere["status"] == "fail" and anywhere["observed"] == ["duplicate"], log
+    # the first culprit is a step of the window: the rows' COMMIT, or the second transaction's BEGIN or INSERT
+    first = line_of(code, "# the rows are visible")
+    window = [
+        f"two_txn_row_fields.py:{n} write_batch -> sqlite3.Connection.execute" for n in (first, first + 2, first + 3)
+    ]
+    assert any(w in anywhere["summary"] for w in window) and "duplicate" in anywhere["details"][0], anywhere
+    assert f"{steps['census_steps']} step(s), 12 effect boundary(ies) of batch 1: 10 tried" in anywhere["summary"]
     assert leftover_processes() == []
 
 

@@ -135,12 +135,15 @@ def test_bench_cold_design_starts_drivers_without_the_startup_trims(
 
 def _fake_census(
     seed: int, rows: object, batch_rows: int | None = None
-) -> dict[int, list[tuple[str, int | None, int]]]:
-    """A census as CensusCache gives it: batch 2 has no traced call, odd batches a commit with 3 steps,
-    every other batch a write per partition with 2 and 4 steps."""
+) -> dict[int, list[tuple[str, int | None, tuple[int, ...]]]]:
+    """A census as CensusCache gives it, each call's effect boundaries: batch 2 has no traced call, odd batches
+    a commit with boundaries 2, 5 and 9, every other batch a write per partition with boundaries (1, 4) and
+    (3, 4, 7, 8)."""
     spec = RunSpec(NAIVE.name, seed, kills=0, rows=rows, batch_rows=batch_rows)  # type: ignore[arg-type]
     n = len(build_schedule(spec, NAIVE).predicted_batches)
-    return {b: [("commit", None, 3)] if b % 2 else [("write", 0, 2), ("write", 1, 4)] for b in range(n) if b != 2}
+    odd = [("commit", None, (2, 5, 9))]
+    even = [("write", 0, (1, 4)), ("write", 1, (3, 4, 7, 8))]
+    return {b: odd if b % 2 else even for b in range(n) if b != 2}
 
 
 @settings(max_examples=80, deadline=None)
@@ -153,9 +156,9 @@ def test_step_faults_land_only_where_the_census_has_that_step(spec: RunSpec) -> 
             assert rule.step is None and rule.wrapper is None
             continue
         assert rule.batch in census, "a step fault in a batch without traced calls"
-        counts = {(w, p): n for w, p, n in census[rule.batch]}
-        assert (rule.wrapper, rule.partition) in counts
-        assert rule.step is not None and 1 <= rule.step <= counts[(rule.wrapper, rule.partition)]
+        points = {(w, p): b for w, p, b in census[rule.batch]}
+        assert (rule.wrapper, rule.partition) in points
+        assert rule.step in points[(rule.wrapper, rule.partition)], "a step fault off the call's effect boundaries"
         step_batches.append(rule.batch)
     assert len(step_batches) == len(set(step_batches)), "two step faults in one batch"
     assert RunSpec.from_dict(json.loads(spec.to_json())) == spec
@@ -182,19 +185,24 @@ def test_step_faults_are_drawn_often_and_only_with_a_census() -> None:
     drawn = draw_many(with_census)
     assert sum(map(has_step, drawn)) >= len(drawn) // 5, "sink.step faults are a large share of the draws"
     assert not any(map(has_step, draw_many(chaos_specs(NAIVE, max_faults=2))))
-    # Shrinking moves a step fault towards the first step and the first batch that has one.
+    # Shrinking moves a step fault towards the first boundary and the first batch that has one.
     minimal = find(with_census, has_step, settings=settings(database=None, max_examples=200))
     (rule,) = [r for r in minimal.extra_faults if r.point == "sink.step"]
     assert (rule.batch, rule.step, rule.wrapper, rule.partition) == (0, 1, "write", 0)
+    quiet = settings(database=None, max_examples=300)
+    later = find(with_census, lambda s: any(r.wrapper == "commit" for r in s.extra_faults), settings=quiet)
+    assert [(r.batch, r.step) for r in later.extra_faults if r.point == "sink.step"] == [(1, 2)]
 
 
 def test_a_batch_commit_is_drawn_as_often_as_all_its_write_tasks_together() -> None:
     """Eight write() tasks and one commit() in every batch: the commit, where a sink publishes, gets about
     half of the step faults, not a ninth."""
 
-    def census(seed: int, rows: object, batch_rows: int | None = None) -> dict[int, list[tuple[str, int | None, int]]]:
+    def census(
+        seed: int, rows: object, batch_rows: int | None = None
+    ) -> dict[int, list[tuple[str, int | None, tuple[int, ...]]]]:
         n = len(build_schedule(RunSpec(NAIVE.name, seed, kills=0, rows=rows), NAIVE).predicted_batches)  # type: ignore[arg-type]
-        return {b: [("write", p, 3) for p in range(8)] + [("commit", None, 5)] for b in range(n)}
+        return {b: [("write", p, (1, 2, 3)) for p in range(8)] + [("commit", None, (1, 3, 5))] for b in range(n)}
 
     wrappers: list[str] = []
 
