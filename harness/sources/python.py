@@ -97,17 +97,29 @@ class PythonSource:
         return {"source_rows": total}
 
     def stream(self, spark: SparkSession, run: SourceRun) -> DataFrame:
+        from harness.sources.initial import recording_source
+
         cls = self.source_class()
-        spark.dataSource.register(cls)
+        spark.dataSource.register(recording_source(cls, _record(run), Path(run.checkpoint)))
         return spark.readStream.format(cls.name()).options(**self.reader_options(run.input_dir)).load()
 
     def batch(self, spark: SparkSession, run: SourceRun) -> DataFrame:
-        """The source's rows of ``[initialOffset(), end of the newest committed batch)``."""
+        """The source's rows of ``[initialOffset(), end of the newest committed batch)``, where the initial offset
+        is the one Spark planned batch 0 with (:mod:`harness.sources.initial`), and batch 0 is read apart."""
+        from harness.inspector import read_offsets
+        from harness.sources.initial import used_initial_offset
+
         source = self.under_test(run.input_dir)
         end = _committed_end(run.checkpoint)
         reader = source.reader()
         try:
-            rows = reader.raw_rows(reader.initial(), end) if end is not None else []
+            found, start = used_initial_offset(_record(run))
+            start = start if found else reader.initial()
+            rows: list[Any] = []
+            if end is not None:
+                first_end = read_offsets(run.checkpoint, 0).sources[0]
+                spans = [(start, end)] if not found or first_end == end else [(start, first_end), (first_end, end)]
+                rows = [row for a, b in spans for row in reader.raw_rows(a, b)]
         finally:
             reader.stop()
         return spark.createDataFrame(rows, schema=source.datasource().schema())
@@ -119,6 +131,7 @@ class PythonSource:
         import pyarrow as pa
 
         from harness.inspector import CheckpointError, read_batches
+        from harness.sources.initial import used_initial_offset
 
         source = self.under_test(run.input_dir)
         try:
@@ -134,7 +147,10 @@ class PythonSource:
             start = rec.start[0] if rec.start and rec.start[0] is not None else None
             reader = source.reader()
             try:
-                rows = reader.raw_rows(start if start is not None else reader.initial(), rec.offsets.sources[0])
+                if start is None:
+                    found, start = used_initial_offset(_record(run))
+                    start = start if found else reader.initial()
+                rows = reader.raw_rows(start, rec.offsets.sources[0])
             finally:
                 reader.stop()
             for row in rows:
@@ -174,6 +190,13 @@ def _column_names(source: SourceUnderTest) -> list[str]:
             return list(top_level_names(schema))
         schema = parsed
     return [f.name for f in schema.fields]
+
+
+def _record(run: SourceRun) -> Path:
+    """Where the run's ``initialOffset()`` answers are recorded: beside its checkpoint."""
+    from harness.sources.initial import RECORD_FILE
+
+    return Path(run.checkpoint).parent / RECORD_FILE
 
 
 def _committed_end(checkpoint: str | Path) -> Any:
