@@ -203,6 +203,19 @@ SOURCES: tuple[SourceRow, ...] = (
         behind="fail",
     ),
     source_row(
+        # The subject's own exception: every read check and the end-to-end run name poison_record.py's frame.
+        "poison_record",
+        f"{EX}.poison_record:PoisonRecordSource",
+        None,
+        correct=False,
+        latest_offset_stable="note",
+        read_repeatable="fail",
+        read_cross_process="fail",
+        ranges_contiguous="fail",
+        e2e="fail",
+        behind="pass",
+    ),
+    source_row(
         "int_key_offsets",
         f"{EX}.int_key_offsets:IntKeyOffsetsSource",
         f"{EX}.growing_partitions:growing_context",

@@ -27,6 +27,7 @@ from harness.chaos.profiles import Profile
 from harness.conformance.source_bundle import write_source_bundle
 from harness.conformance.source_run import SourceOutcome
 from harness.conformance.source_schedule import (
+    RAISED,
     SourceSchedule,
     SourceSubject,
     anomalies_of,
@@ -59,6 +60,8 @@ class SourceCampaignResult:
     duration_s: float = 0.0
     #: Examples run but discarded (their passing run left a planned kill unfired): index -> the kills.
     discarded: dict[int, list[str]] = field(default_factory=dict)
+    #: The minimal failure's cause when the source's own code raised (exception, message, file:line).
+    cause: str | None = None
 
     @property
     def verdict(self) -> str:
@@ -161,6 +164,7 @@ def run_source_campaign(
         if failing:  # a violation stands even if a schedule tried while shrinking gave no verdict
             outcome, record = failing[-1]
             result.failure, result.anomalies = record, anomalies_of(outcome)
+            result.cause = outcome.error if RAISED in record.counts else None
             result.bundle = write_source_bundle(subject, record.schedule, seed_value, outcome, work_dir / "bundle")
         else:
             result.error = str(exc)
@@ -212,6 +216,8 @@ def render_source_campaign(result: SourceCampaignResult, *, color: bool = False)
             lines.append(f"  replay            {REPLAY_NOTE}; `replay --times N` prints the reproduction rate")
     if result.failure:
         lines.append(f"  anomalies         {counts_text(result.failure.counts)}")
+        if result.cause:
+            lines.append(f"  cause             {result.cause}")
     rerun = (
         f".venv/bin/python -m harness chaos {result.subject.command()} --examples {result.profile.examples} "
         f"--seed {result.seed} --profile {result.profile.name}"

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from harness.conformance.source_e2e import KILL_POINTS
 from harness.conformance.source_run import SourceOutcome, python_source_spec, run_source
 
+#: The anomaly kind of an example whose query failed by an exception of the source's own code.
+RAISED = "source-raised"
 #: Rows the context adds while a killed driver is down (data keeps arriving).
 DOWN_ROWS = 5
 MAX_ROWS = 40
@@ -176,8 +178,16 @@ def counts_text(counts: dict[str, int]) -> str:
 def verdict_of(outcome: SourceOutcome) -> tuple[str, dict[str, int]]:
     """An example's verdict and anomaly counts. A run whose rows match but in which a round added data and no
     new batch was planned (the source stopped reporting data: its rows never reach any sink) is a violation,
-    counted as ``stalled`` rounds, as the kit's end-to-end check judges it."""
+    counted as ``stalled`` rounds, as the kit's end-to-end check judges it; a query failed by an exception of the
+    source's own code is a violation counted as :data:`RAISED` (``outcome.error`` names the exception and frame)."""
     counts = outcome.result.counts() if outcome.result else {}
+    if outcome.verdict == "unknown":
+        from harness.conformance.raised import find_raised, log_texts
+
+        raised = find_raised([outcome.error or "", *log_texts(outcome.run_dir)])
+        if raised is not None:  # the source's own code failed the query: a finding, shrunk like any other
+            outcome.error = f"the source raised inside Spark: {raised.describe()}"
+            return "violated", {RAISED: 1}
     if outcome.verdict == "exactly-once" and outcome.stalls:
         return "violated", {**counts, "stalled": len(outcome.stalls)}
     return outcome.verdict, counts

@@ -62,3 +62,22 @@ def test_sink_row_holds_with_spark(row: SinkRow, tmp_path: Path) -> None:
     assert not bad, f"{row.name}: " + "; ".join(bad) + "\n" + log
     assert rc in (0, 1), log
     assert leftover_processes() == []
+
+
+def test_a_source_that_raises_inside_spark_is_named_by_its_own_frame(tmp_path: Path) -> None:
+    """Issue 25 point 4: the query fails inside Spark with the source's ValueError; ``end-to-end`` is a failure
+    of the source that names the exception and the source's own frame, not Spark's wrapper or "no verdict"."""
+    pure = ",".join(PURE_SOURCE_CHECKS)
+    rc, doc, log = harness_json(
+        tmp_path / "report.json",
+        "check-source",
+        "examples/connectors/poison_record.py:PoisonRecordSource",
+        "--skip",
+        pure,
+    )
+    e2e = next(c for c in doc["checks"] if c["id"] == "end-to-end")
+    assert rc == 1 and e2e["status"] == "fail", log
+    assert "ValueError: cannot decode record 40: unexpected byte 0x9f" in e2e["summary"], e2e
+    assert "poison_record.py:32 in decode" in e2e["summary"] and "in read)" in e2e["summary"], e2e
+    assert "python_streaming_source_runner" not in e2e["summary"]
+    assert leftover_processes() == []
