@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness.engine.commandline import harness_command, shell_line
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -244,9 +246,10 @@ def _record_properties(request: pytest.FixtureRequest, result: Any, profile: str
     """The campaign's seed, profile, scenario, bundle and replay command as the test's JUnit properties
     (``record_property``), so ``pytest --junitxml`` shows a CI dashboard how to rerun a failure."""
     if result.bundle:
-        replay = f".venv/bin/python -m harness replay {result.bundle}"
+        replay = harness_command("replay", result.bundle)
     else:
-        replay = f"pytest '{request.node.nodeid}' --harness-seed {result.seed} --harness-profile {profile}"
+        seeded = ["--harness-seed", result.seed, "--harness-profile", profile]
+        replay = shell_line(["pytest", request.node.nodeid, *seeded])
     props = {
         "seed": result.seed,
         "profile": profile,

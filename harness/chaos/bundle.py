@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.plan import TIMED_POINT
+from harness.engine.commandline import harness_command
 from harness.engine.outcome import RunOutcome
 from harness.engine.spec import RunSpec
 from harness.timeline.page import BUNDLE_PAGE, write_outcome_page
@@ -101,7 +102,7 @@ def write_bundle(outcome: RunOutcome, dest: Path, report: dict[str, Any]) -> Pat
         "deterministic": outcome.spec.deterministic,
         "timed_kills": timed_landings(report["kills_fired"]),
         "inspector": report.get("inspector"),
-        "replay": f".venv/bin/python -m harness replay {dest}",
+        "replay": harness_command("replay", dest),
     }
     (dest / BUNDLE_FILE).write_text(json.dumps(doc, indent=2, default=str))
     diff = row_diff(report["anomalies"])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.engine.commandline import harness_command
 from harness.timeline.page import CHECK_SCRIPT, CSS
 from harness.timeline.svg import esc
 
@@ -154,7 +155,7 @@ def render_merged(merged: Merged) -> str:
     lines += [f"  (not found: {path})" for path in merged.absent]
     for failure in doc["failures"]:
         if failure["bundle"]:
-            lines.append(f"replay: .venv/bin/python -m harness replay {failure['bundle']}")
+            lines.append(f"replay: {harness_command('replay', failure['bundle'])}")
         if failure["timeline"]:
             lines.append(f"timeline: {failure['timeline']}")
     return "\n".join(lines)

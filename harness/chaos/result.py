@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from fault_injectors.plan import STEP_POINT, TIMED_POINT
 from harness.chaos.profiles import PROFILES, Profile
 from harness.chaos.shards import BLOCK_EXAMPLES
+from harness.engine.commandline import harness_command
 from harness.engine.report import campaign_tail
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
@@ -155,18 +157,30 @@ def campaign_command(
     """The ``chaos`` command line of a campaign: what the CLI prints before it starts and the report after.
     A ``database`` shown as ``<Type>`` (an object given through the API) has no command-line form."""
     budget = profile.shrink_budget_s
-    return (
-        f".venv/bin/python -m harness chaos {scenario} --examples {profile.examples} --seed {seed} "
-        f"--profile {profile.name}"
-        + (f" --shard {shard}" if shard else "")
-        + (f" --database {database}" if database and not database.startswith("<") else "")
-        + (f" --nemesis {','.join(nemesis)}" if nemesis else "")
-        + (f" --workers {workers}" if workers > 1 else "")
-        + (f" --master {master}" if master != "local[2]" else "")
-        + (f" --volume {profile.volume}" if profile.volume is not None else "")
-        + (f" --batch-rows {profile.batch_rows}" if profile.batch_rows is not None else "")
-        + (f" --shrink-budget {budget:g}" if budget != PROFILES[profile.name].shrink_budget_s else "")
-    )
+    args: list[object] = ["chaos", scenario, "--examples", profile.examples, "--seed", seed, "--profile", profile.name]
+    if shard:
+        args += ["--shard", shard]
+    if database and not database.startswith("<"):
+        args += ["--database", database]
+    if nemesis:
+        args += ["--nemesis", ",".join(nemesis)]
+    if workers > 1:
+        args += ["--workers", workers]
+    if master != "local[2]":
+        args += ["--master", master]
+    if profile.volume is not None:
+        args += ["--volume", profile.volume]
+    if profile.batch_rows is not None:
+        args += ["--batch-rows", profile.batch_rows]
+    if budget != PROFILES[profile.name].shrink_budget_s:
+        args += ["--shrink-budget", f"{budget:g}"]
+    return harness_command(*args)
+
+
+def source_campaign_command(subject: Sequence[str], profile: Profile, seed: int) -> str:
+    """The ``chaos --source`` command line of a campaign over a connector's source; ``subject`` is its
+    ``--source PATH.py:CLASS [--context ...] [--option K=V ...]`` arguments."""
+    return harness_command("chaos", *subject, "--examples", profile.examples, "--seed", seed, "--profile", profile.name)
 
 
 def rerun_command(result: CampaignResult) -> str:

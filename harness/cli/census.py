@@ -13,6 +13,8 @@ import random
 import sys
 from pathlib import Path
 
+from harness.engine.commandline import harness_command
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", nargs="?", default=None, help="a scenario (name or package.module:ATTRIBUTE)")
@@ -86,6 +88,6 @@ def _sink_census(args: argparse.Namespace, seed: int):  # type: ignore[no-untype
 
 
 def _replay(args: argparse.Namespace, seed: int) -> str:
-    what = args.scenario or f"--sink {args.sink} --read-back {args.read_back}"
-    extra = "".join(f" --options {o}" for o in args.options)
-    return f".venv/bin/python -m harness census {what}{extra} --seed {seed} --rounds {args.rounds}"
+    what = [args.scenario] if args.scenario else ["--sink", args.sink, "--read-back", args.read_back]
+    extra = [a for o in args.options for a in ("--options", o)]
+    return harness_command("census", *what, *extra, "--seed", seed, "--rounds", args.rounds)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shlex
 import shutil
 import sys
 import tempfile
@@ -185,6 +186,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
 def _cmd_chaos_source(args: argparse.Namespace) -> int:
     """``chaos --source``: a campaign over a connector's own source (:mod:`harness.conformance.source_campaign`)."""
     from harness.chaos.profiles import get_profile
+    from harness.chaos.result import source_campaign_command
     from harness.conformance.source_campaign import render_source_campaign, run_source_campaign
     from harness.conformance.source_schedule import SourceSubject
     from harness.sources.loading import LoadError, parse_options
@@ -221,8 +223,7 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
     work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix="harness-chaos-source-"))
     print(
         f"chaos {subject.command()}: {profile.examples} example(s), seed {seed}, profile {profile.name}; "
-        f"work dir {work}\nrerun: .venv/bin/python -m harness chaos {subject.command()} --examples "
-        f"{profile.examples} --seed {seed} --profile {profile.name}",
+        f"work dir {work}\nrerun: {source_campaign_command(shlex.split(subject.command()), profile, seed)}",
         file=sys.stderr,
         flush=True,
     )

@@ -43,6 +43,7 @@ import pytest
 from harness.conformance.results import CheckResult, ConformanceReport
 from harness.conformance.sink_suite import SINK_CHECK_IDS
 from harness.conformance.source_suite import SOURCE_CHECK_IDS
+from harness.engine.commandline import harness_command, shell_line
 
 #: The seed of a sink's fault schedule and step sample unless the class sets ``seed`` (``check_sink``'s default).
 SINK_SEED = 5
@@ -72,12 +73,12 @@ def kit_check(
         "seed": "" if seed is None else seed,
         "profile": "conformance",
         "bundle": kept,
-        "replay": f"pytest '{nodeid}'",
+        "replay": shell_line(["pytest", nodeid]),
     }
     for key, value in props.items():
         record(key, value)
     seeded = "no seed (deterministic checks)" if seed is None else f"seed {seed}"
-    report_check(result, f"{seeded}; rerun: pytest '{nodeid}'")
+    report_check(result, f"{seeded}; rerun: {shell_line(['pytest', nodeid])}")
 
 
 def shared_report(
@@ -189,8 +190,8 @@ class SourceConformance:
         result = run_source_campaign(subject, seed_value=seed, profile=profile, work_dir=work, echo=lambda m: None)
         props = {"subject": subject.source, "check": "chaos", "status": result.verdict, "seed": seed}
         props |= {"profile": profile.name, "bundle": str(result.bundle or "")}
-        rerun = f"pytest '{request.node.nodeid}'"
-        props["replay"] = f".venv/bin/python -m harness replay {result.bundle}" if result.bundle else rerun
+        rerun = shell_line(["pytest", request.node.nodeid])
+        props["replay"] = harness_command("replay", result.bundle) if result.bundle else rerun
         for key, value in props.items():
             record_property(key, value)
         if result.verdict != "exactly-once":

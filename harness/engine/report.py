@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fault_injectors.plan import BOUNDARY_POINTS, PURGE_POINT
+from harness.engine.commandline import harness_command
 from harness.verdict.checker import KINDS, Anomaly
 from harness.verdict.rowdiff import row_diff
 
@@ -152,5 +153,5 @@ def campaign_tail(anomalies: list[dict[str, Any]], bundle: object, rerun: str, *
         lines.append(diff)
     if bundle and (Path(str(bundle)) / "timeline.html").exists():
         lines.append(f"timeline: {Path(str(bundle)) / 'timeline.html'}")
-    lines.append(f"replay: .venv/bin/python -m harness replay {bundle}" if bundle else f"rerun: {rerun}")
+    lines.append(f"replay: {harness_command('replay', bundle)}" if bundle else f"rerun: {rerun}")
     return lines

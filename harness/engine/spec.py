@@ -17,6 +17,7 @@ from fault_injectors.plan import (
     FaultPlanError,
     FaultRule,
 )
+from harness.engine.commandline import harness_command
 from harness.spark.connect import inner_master
 from harness.spark.session import DEFAULT_MASTER
 from harness.spark.standalone import is_standalone, parse_standalone
@@ -181,9 +182,13 @@ class RunSpec:
     def save(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json())
 
-    def replay_command(self, python: str = ".venv/bin/python") -> str:
-        """One shell line that reruns this spec from scratch."""
-        parts = [python, "-m", "harness", "run", self.scenario, "--seed", str(self.seed), "--kills", str(self.kills)]
+    def replay_command(self) -> str:
+        """One shell line that reruns this spec from scratch (quoted: :mod:`harness.engine.commandline`)."""
+        return harness_command(*self.replay_args())
+
+    def replay_args(self) -> list[str]:
+        """The arguments of ``harness`` that rerun this spec from scratch (``run SCENARIO --seed ...``)."""
+        parts = ["run", self.scenario, "--seed", str(self.seed), "--kills", str(self.kills)]
         if self.rounds is not None:
             parts += ["--rounds", str(self.rounds)]
         if self.fault_plan:
@@ -208,7 +213,7 @@ class RunSpec:
             parts += ["--master", self.master]
         if self.census:
             parts.append("--census")
-        return " ".join(parts)
+        return parts
 
 
 def kill_argument(rule: FaultRule) -> str:

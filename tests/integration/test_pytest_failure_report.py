@@ -14,6 +14,7 @@ import pytest
 
 from fault_injectors.plan import FaultRule
 from harness.chaos.bundle import write_bundle
+from harness.engine.commandline import harness_command, harness_prefix, shell_line
 from harness.engine.report import to_json
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec
@@ -65,13 +66,15 @@ def test_failing_chaos_run_shows_rows_and_junit_properties(
     for partition, offset in dupes[:20]:  # each duplicated row, by its provenance, on the sink's side
         assert f"Row(partition={partition}, offset={offset}, seq=" in section
     saved = pytester.path / ".harness" / "bundles"  # the plugin keeps a failure's bundle beside the tests
-    assert f"replay: .venv/bin/python -m harness replay {saved}/" in section
+    # The pytest run started in pytester's directory: its lines name this interpreter by its absolute path.
+    harness = shell_line(harness_prefix(cwd=pytester.path))
+    assert f"replay: {harness} replay {saved}/" in section
 
     props = {p.get("name"): p.get("value") for p in ET.parse(xml).getroot().iter("property")}
     assert props["seed"] == "3" and props["profile"] == "ci" and props["verdict"] == "violated", props
     assert props["scenario"] == "foreachbatch_append_naive"
     assert Path(props["bundle"]).parent == saved and (Path(props["bundle"]) / DIFF_FILE).exists()
-    assert props["replay"] == f".venv/bin/python -m harness replay {props['bundle']}"
+    assert props["replay"] == harness_command("replay", props["bundle"], cwd=pytester.path)
     assert leftover_processes() == []
     # The failure section names the timeline page of the kept bundle; it draws the duplicated batch.
     page = Path(props["bundle"]) / "timeline.html"

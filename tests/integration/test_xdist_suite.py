@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.engine.commandline import harness_prefix, shell_line
 from harness.spark.procs import TOKEN_PREFIX_ENV
 
 pytest_plugins = ["pytester"]
@@ -117,7 +118,7 @@ def test_chaos_and_kit_tests_under_xdist(pytester: pytest.Pytester, monkeypatch:
     naive = out[out.index("_ test_my_append_sink _") :]
     assert "violation found and shrunk" in naive and "seed=1" in naive, naive[:3000]
     assert "df1 = the oracle's rows" in naive  # the duplicated rows, side by side (chispa)
-    assert "replay: .venv/bin/python -m harness replay " in naive
+    assert f"replay: {shell_line(harness_prefix(cwd=pytester.path))} replay " in naive
     assert out.count("_ test_my_append_sink _") == 1
     for check in BROKEN_SOURCE_FAILS:
         section = out[out.index(f"_ TestOverlappingSource.test_check[{check}] _") :]
