@@ -119,7 +119,7 @@ class CrashInjectingStreamWriter(DataSourceStreamWriter):
         hold_for_sibling_fault(site, SINK_TASK_POINTS, batch, partition, attempt)
         site.maybe_fire("sink.write.start", batch, partition=partition, attempt=attempt)
         rows = fire_mid_write(iterator, site, batch, partition, attempt)
-        message = run_with_steps(
+        message: WriterCommitMessage = run_with_steps(
             site,
             "write",
             self.inner.write,

@@ -32,6 +32,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from fault_injectors.crash import FaultSite
 from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT, TIMED_POINT
@@ -150,7 +151,7 @@ class CheckpointWatcher(threading.Thread):
                 continue
             self.site.maybe_fire(TIMED_POINT, batch, via="timer", **self._landing(batch, after_ms))
 
-    def _landing(self, batch: int, after_ms: int) -> dict[str, object]:
+    def _landing(self, batch: int, after_ms: int) -> dict[str, Any]:
         """Where a timed kill of ``batch`` lands, for the ledger."""
         measured = (time.time_ns() - self.started[batch]) / 1e6
         latest_offsets = max(batch_ids(self.dirs["after_offsets_logged"]), default=None)

@@ -20,15 +20,16 @@ import os
 import random
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from harness.engine.commandline import harness_command, shell_line
 
 if TYPE_CHECKING:
+    from pluggy import Result
     from pyspark.sql import SparkSession
 
     from harness.chaos.result import CampaignResult
@@ -201,7 +202,8 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
             result.bundle = _save_failure(record, request.node.nodeid, result.bundle)
         request.node.stash[RESULT_KEY] = result
         _record_properties(request, result, profile.name)
-        return result
+        # A source campaign's result is a SourceCampaignResult, with the fields a test reads of a CampaignResult.
+        return cast("CampaignResult", result)
 
     return run
 
@@ -263,7 +265,9 @@ def _record_properties(request: pytest.FixtureRequest, result: Any, profile: str
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
     result = item.stash.get(RESULT_KEY, None)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     import sqlite3
 
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
 TABLE = "aggregates"

@@ -14,7 +14,7 @@ from scenarios.sources import TASK_WRITE_POINTS, Replayable, SourceSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
 

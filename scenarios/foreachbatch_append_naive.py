@@ -19,7 +19,7 @@ from scenarios.file_sink_stateless import transform
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 
 def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:

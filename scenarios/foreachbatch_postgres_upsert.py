@@ -33,7 +33,7 @@ from scenarios.sinks.postgres_upsert import read_postgres, upsert_into_postgres
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
 

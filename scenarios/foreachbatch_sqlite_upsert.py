@@ -32,7 +32,7 @@ from scenarios.sinks.sqlite_upsert import read_sqlite, upsert_into_sqlite
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
 #: Every crash point a ``foreachBatch`` sink fed by the replayable source reaches: all of them.

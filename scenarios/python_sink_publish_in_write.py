@@ -29,7 +29,7 @@ from scenarios.sinks.publish_in_write import read_published
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
 INNER = "scenarios.sinks.publish_in_write:PublishInWriteSink"

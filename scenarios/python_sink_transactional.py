@@ -29,7 +29,7 @@ from scenarios.sinks.transactional import read_visible
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
 INNER = "scenarios.sinks.transactional:TransactionalFileSink"

@@ -152,16 +152,15 @@ def read_range(
         return
     site = FaultSite(part.fault_dir, part.checkpoint)
     _, _, attempt = task_identity()
-    where = {"partition": part.partition, "attempt": attempt}
     held = SOURCE_TASK_POINTS if part.write_points else ("source.read",)
     hold_for_sibling_fault(site, held, part.batch_id, part.partition, attempt)
-    site.maybe_fire("source.read", part.batch_id, **where)
+    site.maybe_fire("source.read", part.batch_id, partition=part.partition, attempt=attempt)
     if not part.write_points:  # a crash-injecting sink wrapper fires the write points itself
         yield from generated
         return
-    site.maybe_fire("sink.write.start", part.batch_id, **where)
+    site.maybe_fire("sink.write.start", part.batch_id, partition=part.partition, attempt=attempt)
     yield from fire_mid_write(generated, site, part.batch_id, part.partition, attempt)
-    site.maybe_fire("sink.write.end", part.batch_id, **where)
+    site.maybe_fire("sink.write.end", part.batch_id, partition=part.partition, attempt=attempt)
 
 
 class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):

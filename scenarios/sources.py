@@ -59,10 +59,16 @@ class SourceSpec(Protocol):
     """How a scenario's input reaches the query. ``stream`` and ``batch`` see the same rows: the
     batch read is the oracle's input, exactly what the tap made available."""
 
-    #: Whether a batch is limited to ``max_rows_per_batch`` (schedules predict batch ids with it).
-    limits_batches: bool
-    #: Whether every row carries the provenance columns ``partition, offset, seq``.
-    provenance: bool
+    # Read-only members: the sources are frozen dataclasses.
+    @property
+    def limits_batches(self) -> bool:
+        """Whether a batch is limited to ``max_rows_per_batch`` (schedules predict batch ids with it)."""
+        ...
+
+    @property
+    def provenance(self) -> bool:
+        """Whether every row carries the provenance columns ``partition, offset, seq``."""
+        ...
 
     def fires(self, write_points: bool) -> frozenset[str]:
         """The crash points this source fires itself."""

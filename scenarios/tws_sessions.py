@@ -43,7 +43,7 @@ from scenarios.sinks.sqlite_upsert import read_sqlite, upsert_into_sqlite
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, StatefulProcessorHandle, TimerValues
     from pyspark.sql.types import StructType
 
@@ -151,7 +151,8 @@ class SessionProcessor(StatefulProcessor):
 
     # -- where the open session is kept (the broken twin keeps it elsewhere) --
     def load_session(self, key: int) -> Session | None:
-        return Session(*self.session_state.get()) if self.session_state.exists() else None
+        value = self.session_state.get() if self.session_state.exists() else None
+        return None if value is None else Session(*value)
 
     def save_session(self, key: int, session: Session | None) -> None:
         if session is None:
@@ -256,11 +257,11 @@ def expected_records(rows: Sequence[dict[str, Any]], watermark_ms: int | None) -
     return run_sessions(rows, watermark_ms)[0]
 
 
-def final_state_rows(rows: Sequence[dict[str, Any]], watermark_ms: int | None, variable: str) -> list[tuple]:
+def final_state_rows(rows: Sequence[dict[str, Any]], watermark_ms: int | None, variable: str) -> list[tuple[Any, ...]]:
     """What Spark's state variable ``variable`` (``session``, ``buckets`` or ``recent``) must hold at the end, as
     the ``statestore`` reader flattens it: ``(key, *value)`` per open session, ``(key, bucket, rows)`` per bucket,
     ``(key, value)`` per list element. An ended session leaves nothing."""
-    out: list[tuple] = []
+    out: list[tuple[Any, ...]] = []
     for key, state in sorted(run_sessions(rows, watermark_ms)[1].items()):
         s = state.session
         if s is None:

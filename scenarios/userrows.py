@@ -41,13 +41,13 @@ def function_ref(fn: str | Callable[..., Any], what: str) -> str:
         if not module or not name:
             raise ConfigError(f"{what}: {fn!r} must name a function as 'package.module:function'")
         return fn
-    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
-    if not module or not name or "<locals>" in name or "<lambda>" in name or module == "__main__":
+    defined_in, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not defined_in or not name or "<locals>" in name or "<lambda>" in name or defined_in == "__main__":
         raise ConfigError(
             f"{what}: {fn!r} cannot be imported by name in Spark's Python workers; "
             "define it at module level in an importable module (not a lambda, a closure or __main__)"
         )
-    return f"{module}:{name}"
+    return f"{defined_in}:{name}"
 
 
 @cache

@@ -15,13 +15,14 @@ def file_source_batch(
     (:mod:`scenarios.filedir`, one file per partition and round, 2 partitions): ``rows`` rows a batch
     (``maxFilesPerTrigger`` 2), the input of a file-directory scenario without Python in the hot path.
     ``durations(query, n)`` waits for ``n`` batches, stops the query and returns their trigger seconds."""
-    from pyspark.sql.types import _parse_datatype_string
+    from pyspark.sql.types import StructType, _parse_datatype_string
 
     from scenarios.filedir import publish
     from scenarios.rowgen import SCHEMA_DDL, SourceConfig
     from scenarios.tap import advance, init_tap
 
     config, schema = SourceConfig(seed=1, partitions=2), _parse_datatype_string(SCHEMA_DDL)
+    assert isinstance(schema, StructType)
     work.mkdir(parents=True, exist_ok=True)
     tap = work / "tap.json"
     init_tap(tap, 2)

@@ -40,7 +40,8 @@ class FloorStreamReader(DataSourceStreamReader):
     def initialOffset(self) -> dict[str, int]:
         return {"n": 0}
 
-    def latestOffset(self) -> dict[str, int]:
+    # The no-argument form (no admission control), which PySpark still calls; the stubs know only (start, limit).
+    def latestOffset(self) -> dict[str, int]:  # type: ignore[override]
         return {"n": self._end + self.rows_per_batch}
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:

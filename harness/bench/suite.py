@@ -120,7 +120,7 @@ def steady_batches(work: Path, rows: int, batches: int, reps: int) -> dict[str, 
             results["file_source_noop"].append(file_source_batch(spark, d / "files", rows, batches + 2, durations))
     finally:
         spark.stop()
-    out = {k: stat(v) for k, v in results.items()}
+    out: dict[str, Any] = {k: stat(v) for k, v in results.items()}  # figures per design, then ratios
     bare = out["rate_noop"]["median"]
     out["overhead_ratio"] = out["replayable_noop"]["median"] / bare
     out["harness_batch_ratio"] = out["replayable_file"]["median"] / bare

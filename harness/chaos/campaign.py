@@ -22,6 +22,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis.database import ExampleDatabase
 from hypothesis.errors import Unsatisfiable
+from hypothesis.strategies import SearchStrategy
 
 from fault_injectors.plan import STEP_POINT, TIMED_POINT
 from harness.chaos.bundle import write_bundle
@@ -97,8 +98,11 @@ def run_campaign(
     draws_steps = scenario.sink_steps if steps is None else steps
     db_key = campaign_key(scenario_name, profile, nemesis, master, draws_steps)
     if db is not None:
-        named = not isinstance(database, ExampleDatabase)
-        result.database = describe_database(database) if named else f"<{type(db).__name__}>"
+        # A database given through the API (an ExampleDatabase) has no command-line form.
+        if isinstance(database, (str, Path)):
+            result.database = describe_database(database)
+        else:
+            result.database = f"<{type(db).__name__}>"
         result.replayed_first = saved_failures(db, db_key)
         say(f"example database {result.database}: {result.replayed_first} saved failure(s) replayed first")
     planned = sum(b.examples for b in blocks)
@@ -211,13 +215,16 @@ def run_campaign(
 
 
 def _block_test(
-    strategy: Any, play: Callable[[RunSpec], None], block: Block, database: ExampleDatabase | None, key: bytes
+    strategy: SearchStrategy[RunSpec],
+    play: Callable[[RunSpec], None],
+    block: Block,
+    database: ExampleDatabase | None,
+    key: bytes,
 ) -> Callable[[], None]:
     """The Hypothesis test of one block: ``block.examples`` examples seeded ``block.seed``, the failures saved
     in ``database`` under ``key`` replayed first. (Hypothesis's ``@seed`` turns the database off, so the seed
     and the key are set as the attributes it reads; ``test_database_replays_first`` checks they still work.)"""
-    test = given(strategy)(play)
-    test = settings(
+    test: Any = settings(
         max_examples=block.examples,
         deadline=None,
         database=database,
@@ -225,10 +232,11 @@ def _block_test(
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
         report_multiple_bugs=False,
         print_blob=False,
-    )(test)
-    test._hypothesis_internal_use_seed = block.seed  # type: ignore[attr-defined]
-    test._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
-    return test
+    )(given(strategy)(play))
+    test._hypothesis_internal_use_seed = block.seed
+    test._hypothesis_internal_database_key = key
+    runs: Callable[[], None] = test
+    return runs
 
 
 def replay_bundle_campaign(bundle: Path, profile: Profile, work_dir: Path) -> CampaignResult:

@@ -63,7 +63,7 @@ def chaos_state_machine(scenario_ref: str, spark: SparkSession, seed: int = 0) -
             self.paths = RunPaths(self.root)
             self.paths.create()
             RunSpec(scenario_ref, seed, kills=0).save(self.paths.spec)
-            self.rules: list[FaultRule] = []
+            self.fault_rules: list[FaultRule] = []
             FaultPlan().save(self.paths.faults / "plan.json")
             init_tap(self.paths.tap, parts)
             self.driver = Driver(self.paths, 1, spark=spark)
@@ -87,8 +87,8 @@ def chaos_state_machine(scenario_ref: str, spark: SparkSession, seed: int = 0) -
             def arm_fault(self, point: str, ahead: int) -> None:
                 latest = latest_batch_id(self.paths.checkpoint)
                 batch = (latest + 1 if latest is not None else 0) + ahead
-                self.rules.append(FaultRule(f"sm{len(self.rules) + 1}", point, batch, action="raise"))
-                FaultPlan(tuple(self.rules)).save(self.paths.faults / "plan.json")
+                self.fault_rules.append(FaultRule(f"sm{len(self.fault_rules) + 1}", point, batch, action="raise"))
+                FaultPlan(tuple(self.fault_rules)).save(self.paths.faults / "plan.json")
                 self.driver = Driver(self.paths, 1, spark=spark)  # re-read the plan
 
         def _visible_rows(self) -> list[tuple[object, ...]]:

@@ -133,7 +133,8 @@ def _register_bench() -> None:
         )
 
     def handle(args: argparse.Namespace) -> int:
-        from harness.bench.suite import SECTIONS, render_bench, run_bench
+        from harness.bench.render import render_bench
+        from harness.bench.suite import SECTIONS, run_bench
 
         only = tuple(x for x in (args.only or ",".join(SECTIONS)).split(",") if x)
         unknown = [x for x in only if x not in SECTIONS]

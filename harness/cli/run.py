@@ -144,7 +144,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         master = cluster_master(args.cluster, parse_remote(args.remote, args.master or DEFAULT_MASTER))
     except ValueError as exc:
         return _fail(str(exc))
-    kw = {"master": master} if master != DEFAULT_MASTER else {}
     try:
         faults = [dataclasses.replace(r, id=f"x{i + 1}") for i, r in enumerate(args.kill)]
         if args.fault_plan:
@@ -164,7 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             state_store=args.state_store,
             checkpoint_format=args.checkpoint_format,
             shuffle_partitions=args.shuffle_partitions,
-            **kw,
+            master=master,
         )
         from harness.engine.schedule import build_schedule
 

@@ -118,7 +118,8 @@ def run_certify(
     from harness.spark.session import DEFAULT_MASTER
 
     rows = [r for r in ROWS if only is None or r.key in only]
-    table, timelines = [], {}
+    table: list[dict[str, Any]] = []
+    timelines: dict[str, Timeline] = {}
     # One driver pool for every row, with a warm standby: a row starts on the previous row's driver and a
     # killed driver is replaced by one whose JVM and Python workers are already up. Each kill is still a SIGKILL.
     pool = DriverPool(workdir / "drivers", DEFAULT_MASTER, {}, standby=True)

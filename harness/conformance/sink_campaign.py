@@ -59,7 +59,8 @@ def outcome_rows(outcome: Any) -> str:
 
 def per_point(outcome: Any) -> tuple[list[str], Counter[str]]:
     """Evidence lines per fired fault and the anomaly kinds (rows) attributed to it."""
-    lines, kinds = [], Counter()
+    lines: list[str] = []
+    kinds: Counter[str] = Counter()
     anomalies = outcome.result.anomalies if outcome.result else []
     for k in outcome.kills_fired:
         mine = [a for a in anomalies if a.fault and a.fault.history_index == k["history_index"]]

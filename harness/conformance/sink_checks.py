@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.conformance.guarantees import AT_LEAST_ONCE, EXTRA_KINDS
-from harness.conformance.results import CheckResult, CheckSkipped
+from harness.conformance.results import CheckResult, CheckSkipped, Status
 from harness.conformance.task_sim import COLUMNS, SCHEMA, TaskFailure, WriterSim, batch_rows, expected_rows
 from harness.sources.loading import Ref
 
@@ -115,7 +115,7 @@ def judge(p: SinkProbe, cid: str, found: list[tuple[str, str]], ok: str, summary
         return CheckResult(cid, "pass", ok)
     kinds = tuple(sorted({k for k, _ in found}))
     only_extra = set(kinds) <= EXTRA_KINDS
-    status = "warn" if only_extra and p.declared == AT_LEAST_ONCE else "fail"
+    status: Status = "warn" if only_extra and p.declared == AT_LEAST_ONCE else "fail"
     note = " (allowed for an at-least-once sink)" if status == "warn" else ""
     return CheckResult(cid, status, summary + note, tuple(line for _, line in found), fix, kinds)
 

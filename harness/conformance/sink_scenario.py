@@ -28,7 +28,7 @@ from scenarios.python_sink_transactional import PYTHON_SINK_POINTS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
 ENV = "HARNESS_CONFORMANCE_SINK"
@@ -133,7 +133,9 @@ def build(
 
     # A wrapped DataSourceStreamWriter fires sink.write.* inside its own write() (where a sink that publishes
     # early is caught), not in the source's read(); older Scenario versions lack the switch.
-    extra = {"source_write_points": False} if kind == "datasource" and hasattr(Scenario, "source_write_points") else {}
+    extra: dict[str, Any] = (
+        {"source_write_points": False} if kind == "datasource" and hasattr(Scenario, "source_write_points") else {}
+    )
     return Scenario(
         name=name,
         summary=f"replayable source -> {config['target']} (declared {config.get('guarantee', 'exactly-once')})",

@@ -12,6 +12,7 @@ declared one. The report's ``guarantee`` says both.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 import tempfile
@@ -141,7 +142,9 @@ def check_sink(
         for cid, fn in PROTOCOL_CHECKS.items():
             skipped = cid in skip
             report.checks.append(
-                CheckResult(cid, "skip", "skipped on request") if skipped else run_check(cid, lambda fn=fn: fn(probe))
+                CheckResult(cid, "skip", "skipped on request")
+                if skipped
+                else run_check(cid, functools.partial(fn, probe))
             )
         spark.close()
         if CRASH_ID in skip or not crash_points:

@@ -14,7 +14,7 @@ task attempt id instead of the batch id can be caught).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyspark import TaskContext, cloudpickle
@@ -50,7 +50,8 @@ def batch_rows(batch_id: int, partition: int, seed: int = 11) -> list[dict[str, 
 
 def roundtrip(obj: Any) -> Any:
     """What crossing a process boundary does to ``obj`` (Spark uses cloudpickle)."""
-    return cloudpickle.loads(cloudpickle.dumps(obj))
+    dumps: Callable[[Any], bytes] = cloudpickle.dumps  # pyspark's vendored cloudpickle has no annotations
+    return cloudpickle.loads(dumps(obj))
 
 
 def _rows(rows: Sequence[Mapping[str, Any]], fail_after: int | None) -> Iterator[Row]:

@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.crash import CLUSTER_FILE_ENV
 from harness.engine.driverproc import DriverProcess
 from harness.spark.procs import kill_token, new_token
 from harness.spark.session import spark_env
-from harness.spark.standalone import CLUSTER_FILE_ENV, StandaloneCluster, is_standalone, parse_standalone
+from harness.spark.standalone import StandaloneCluster, is_standalone, parse_standalone
 
 STARTUP_TIMEOUT_S = 180.0
 

@@ -49,7 +49,7 @@ class ProgressLog:
         self.seen: set[tuple[str, Any]] = set()
 
     def install(self, spark: SparkSession) -> None:
-        from pyspark.sql.streaming import StreamingQueryListener
+        from pyspark.sql.streaming.listener import StreamingQueryListener
 
         log = self
 

@@ -144,6 +144,7 @@ class Runner:
         return outcome
 
     def _play(self) -> None:
+        assert self.conductor is not None
         rounds = self.spec.effective_rounds
         r = 0
         healed = False

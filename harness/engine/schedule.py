@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from fault_injectors.plan import FaultPlan, FaultRule
 from harness.engine.spec import STATE_STORES, RunSpec
@@ -135,6 +136,6 @@ def rules_per_point(
             start, end = batches[i]
             partition = max(end, key=lambda p: end[p] - start[p])
             after = (end[partition] - start[partition]) * rows_per_offset // 2
-        how = {} if action is None else {"action": action(point)}
+        how: dict[str, Any] = {} if action is None else {"action": action(point)}
         rules.append(FaultRule(rule_id.format(n=i + 1, point=point), point, i, partition, after, **how))
     return rules

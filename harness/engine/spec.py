@@ -244,7 +244,7 @@ def parse_kill_argument(text: str) -> FaultRule:
     groups) -> a rule (id assigned later). ``ValueError`` names the argument and what is wrong."""
     body, _, action = text.partition("@")
     parts = body.split(":")
-    how = {"action": action} if action else {}
+    how: dict[str, Any] = {"action": action} if action else {}
     if parts[0] == TIMED_POINT:
         if len(parts) != 3:
             raise ValueError(f"--kill {text!r}: expected {TIMED_POINT}:BATCH:MS")
@@ -276,10 +276,10 @@ def parse_kill_argument(text: str) -> FaultRule:
         nums = [int(p) if p != "" else None for p in parts[1:]]
     except ValueError:
         raise ValueError(f"--kill {text!r}: BATCH, PARTITION and AFTER_ROWS must be integers") from None
-    batch, partition, after = [*nums, None, None][:3]
-    if batch is None:
+    planned, partition, after = [*nums, None, None][:3]
+    if planned is None:
         raise ValueError(f"--kill {text!r}: BATCH is required")
     try:
-        return FaultRule("x", parts[0], batch, partition, after, **how)
+        return FaultRule("x", parts[0], planned, partition, after, **how)
     except FaultPlanError as exc:
         raise ValueError(f"--kill {text!r}: {exc}") from None

@@ -60,7 +60,7 @@ def check_state(m: CheckpointModel) -> Iterator[Finding]:
 def _unique_ids(m: CheckpointModel) -> Iterator[Finding]:
     last = m.last_committed
     commit = m.commits.get(last) if last is not None else None
-    if commit is None or not commit.state_unique_ids:
+    if last is None or commit is None or not commit.state_unique_ids:
         return
     by_op = {op.operator_id: op for op in m.state}
     for op_key, partitions in commit.state_unique_ids.items():
@@ -140,8 +140,10 @@ def check_sink(m: CheckpointModel) -> Iterator[Finding]:
         path = uri_to_path(str(e.get("path")))
         if path is None:
             continue  # a remote file system: cannot check from here
-        bid = listed_by.get(str(e.get("path")))
-        yield from _entry(e, path, str(log.directory / str(bid)) if bid is not None else str(log.directory), bid)
+        listed = listed_by.get(str(e.get("path")))
+        yield from _entry(
+            e, path, str(log.directory / str(listed)) if listed is not None else str(log.directory), listed
+        )
     if foreign:
         yield Finding(
             "sink-path-foreign",

@@ -155,10 +155,12 @@ def scan_tree(root: str | os.PathLike[str], verify: bool = True) -> ChecksumScan
                 renamed = _TEMP_SIDECAR.match(name)
                 # Killed between renaming a file and renaming its sidecar: the sidecar is still the temp one.
                 if verify and renamed and renamed.group(1) in names and f".{renamed.group(1)}.crc" not in names:
-                    main = here / renamed.group(1)
-                    data, side = _read(main), _read(here / name)
+                    renamed_main = here / renamed.group(1)
+                    data, side = _read(renamed_main), _read(here / name)
                     if data is not None and side is not None:
-                        results.append(ChecksumResult(main, here / name, "hadoop", verify_hadoop_crc(data, side)))
+                        results.append(
+                            ChecksumResult(renamed_main, here / name, "hadoop", verify_hadoop_crc(data, side))
+                        )
                 continue
             if not name.endswith(".crc"):
                 continue

@@ -69,13 +69,13 @@ def cross_check(view: SparkStateView, model: CheckpointModel) -> CrossCheck:
         fact(store in names, f"operator {op_id} store {store}: on disk {', '.join(sorted(names)) or 'none'}")
     for op_id in sorted(set(files) - seen):
         fact(False, f"operator {op_id}: state/{op_id}/ is on disk, Spark's state-metadata does not list it")
-    for store in view.stores:
-        op = files.get(store.operator_id)
-        with_rows = {p for p, n in store.rows_per_partition.items() if n}
+    for read in view.stores:
+        op = files.get(read.operator_id)
+        with_rows = {p for p, n in read.rows_per_partition.items() if n}
         missing = sorted(with_rows - set(op.partition_ids)) if op is not None else sorted(with_rows)
         fact(
             not missing,
-            f"operator {store.operator_id} store {store.store_name}: Spark reads rows from partition(s) "
+            f"operator {read.operator_id} store {read.store_name}: Spark reads rows from partition(s) "
             f"{', '.join(map(str, sorted(with_rows))) or 'none'}"
             + (f"; no state files for {', '.join(map(str, missing))}" if missing else ", each with state files"),
         )

@@ -18,13 +18,14 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from pyspark.errors import PySparkNotImplementedError
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, SimpleDataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
 
-Rows = Counter  # Counter[tuple[Any, ...]]: a multiset of normalised rows
+#: A multiset of normalised rows.
+Rows: TypeAlias = Counter[tuple[Any, ...]]
 
 
 def freeze(value: Any) -> Any:
@@ -125,6 +126,12 @@ class Reader:
             # duck-typed reader without the base class: treat by its methods
             self.kind = "simple" if hasattr(impl, "readBetweenOffsets") else "stream"
 
+    @property
+    def stream(self) -> Any:
+        """The reader as a stream reader (``kind == "stream"``): a ``DataSourceStreamReader`` or one duck-typed
+        without the base class, whose ``latestOffset`` may be the old no-argument form."""
+        return self.impl
+
     def initial(self) -> Any:
         return self.impl.initialOffset()
 
@@ -137,14 +144,14 @@ class Reader:
         for a simple reader, the end offset of ``read(start)``."""
         if self.kind == "simple":
             return self.simple_read(start)[1]
-        method = self.impl.latestOffset
+        method = self.stream.latestOffset
         if not inspect.signature(method).parameters:
-            return method()  # type: ignore[call-arg]
+            return method()
         return method(start, limit if limit is not None else ReadAllAvailable())
 
     def supports_limits(self) -> bool:
         """Whether ``latestOffset`` takes ``(start, limit)`` (PySpark >= 4.2 signature)."""
-        return self.kind == "stream" and bool(inspect.signature(self.impl.latestOffset).parameters)
+        return self.kind == "stream" and bool(inspect.signature(self.stream.latestOffset).parameters)
 
     def simple_read(self, start: Any) -> tuple[Rows, Any]:
         impl: Any = self.impl
@@ -152,10 +159,10 @@ class Reader:
         return multiset(it), end
 
     def partitions(self, start: Any, end: Any) -> Sequence[Any]:
-        return list(self.impl.partitions(start, end))  # type: ignore[union-attr]
+        return list(self.stream.partitions(start, end))
 
     def read_partition(self, partition: Any) -> Rows:
-        return multiset(self.impl.read(partition))  # type: ignore[arg-type]
+        return multiset(self.stream.read(partition))
 
     def raw_rows(self, start: Any, end: Any) -> list[Any]:
         """Every row of ``[start, end)`` as ``read()`` gives it (tuples, ``Row``s or dicts; a pyarrow
@@ -164,7 +171,7 @@ class Reader:
             impl: Any = self.impl
             items: Iterable[Any] = impl.readBetweenOffsets(start, end)
         else:
-            items = (item for part in self.partitions(start, end) for item in self.impl.read(part))  # type: ignore[arg-type]
+            items = (item for part in self.partitions(start, end) for item in self.stream.read(part))
         out: list[Any] = []
         for item in items:
             if hasattr(item, "to_pylist") and hasattr(item, "num_rows"):
@@ -204,7 +211,7 @@ class SourceUnderTest:
     def datasource(self) -> DataSource:
         from pyspark.sql.datasource import CaseInsensitiveDict
 
-        return self.source_cls(CaseInsensitiveDict(self.options))  # type: ignore[arg-type]
+        return self.source_cls(CaseInsensitiveDict(self.options))
 
     @property
     def name(self) -> str:

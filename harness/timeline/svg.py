@@ -119,6 +119,7 @@ def _driver_lane(tl: Timeline, col: Mapping[int, int], cols: int) -> list[str]:
     out: list[str] = []
     prev_end = LEFT + 4.0
     for n, d in enumerate(tl.drivers):
+        x0: float
         committed = [col[b.batch_id] for b in tl.batches if b.committed_by == d.name]
         kills = [k for k in tl.kills if k["driver"] == d.name and k["batch"] in col]
         if d.ended == "failed" and tl.failures and not committed:

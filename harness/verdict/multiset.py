@@ -45,7 +45,7 @@ def _same_values(want: pa.DataType, got: pa.DataType) -> bool:
         return True
     if pa.types.is_integer(want) and pa.types.is_integer(got):
         return True
-    return pa.types.is_timestamp(want) and pa.types.is_timestamp(got) and want.tz == got.tz
+    return bool(pa.types.is_timestamp(want) and pa.types.is_timestamp(got) and want.tz == got.tz)
 
 
 def narrow(expected: pa.Table, observed: pa.Table, identity: Sequence[str]) -> Narrowed | None:

@@ -66,7 +66,7 @@ def sides(anomalies: Iterable[Mapping[str, Any] | Anomaly]) -> list[tuple[list[d
     without rows (checkpoint findings) and ``uncommitted-visible`` (a second view of a row already counted
     as a duplicate or phantom) add nothing."""
     keys: dict[tuple[Any, ...], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
-    for a in (dataclasses.asdict(x) if dataclasses.is_dataclass(x) else x for x in anomalies):  # type: ignore[arg-type]
+    for a in (dataclasses.asdict(x) if dataclasses.is_dataclass(x) else x for x in anomalies):
         if a["kind"] not in ROW_KINDS or not a.get("row"):
             continue
         oracle, sink = keys.setdefault(_key(a), ([], []))

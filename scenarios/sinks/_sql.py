@@ -9,7 +9,7 @@ back timezone-aware, so the instant survives any time zone setting.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -109,7 +109,7 @@ def encode_row(row: Sequence[Any], schema: StructType, dialect: str) -> tuple[An
     return tuple(values)
 
 
-_SQLITE_DECODE = {
+_SQLITE_DECODE: dict[str, Callable[[Any], Any]] = {
     "BOOLEAN": bool,
     "DATE": date.fromisoformat,
     "TIMESTAMPTZ": datetime.fromisoformat,

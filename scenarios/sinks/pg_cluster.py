@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from scenarios.base import ResourceUnavailable
 
@@ -91,7 +92,9 @@ class _Cluster:
         self.data, self.sock, self.log = base / "data", base / "sock", base / "server.log"
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        kw = {"user": self.user.pw_uid, "group": self.user.pw_gid, "extra_groups": []} if self.user else {}
+        kw: dict[str, Any] = (
+            {"user": self.user.pw_uid, "group": self.user.pw_gid, "extra_groups": []} if self.user else {}
+        )
         env = {"PATH": f"{self.bin}:/usr/bin:/bin", "LC_ALL": "C", "LANG": "C"}
         proc = subprocess.run(
             [str(self.bin / args[0]), *args[1:]], cwd=self.base, env=env, capture_output=True, text=True, **kw
