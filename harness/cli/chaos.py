@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shlex
 import shutil
 import sys
 import tempfile
@@ -223,7 +222,7 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
     work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix="harness-chaos-source-"))
     print(
         f"chaos {subject.command()}: {profile.examples} example(s), seed {seed}, profile {profile.name}; "
-        f"work dir {work}\nrerun: {source_campaign_command(shlex.split(subject.command()), profile, seed)}",
+        f"work dir {work}\nrerun: {source_campaign_command(subject.argv(), profile, seed)}",
         file=sys.stderr,
         flush=True,
     )

@@ -25,6 +25,7 @@ from harness.conformance.source_schedule import (
     play,
     verdict_of,
 )
+from harness.engine.commandline import harness_command
 
 BUNDLE_FILE = "bundle.json"
 
@@ -50,7 +51,7 @@ def write_source_bundle(
         "anomaly_counts": counts,
         "anomalies": anomalies,
         "kills_fired": outcome.kills_fired,
-        "replay": f".venv/bin/python -m harness replay {dest}",
+        "replay": harness_command("replay", dest),
     }
     (dest / BUNDLE_FILE).write_text(json.dumps(doc, indent=2, default=str))
     diff = row_diff(anomalies)

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 from hypothesis.errors import Unsatisfiable
 
 from harness.chaos.profiles import Profile
+from harness.chaos.result import source_campaign_command
 from harness.conformance.source_bundle import write_source_bundle
 from harness.conformance.source_run import SourceOutcome
 from harness.conformance.source_schedule import (
@@ -218,10 +219,7 @@ def render_source_campaign(result: SourceCampaignResult, *, color: bool = False)
         lines.append(f"  anomalies         {counts_text(result.failure.counts)}")
         if result.cause:
             lines.append(f"  cause             {result.cause}")
-    rerun = (
-        f".venv/bin/python -m harness chaos {result.subject.command()} --examples {result.profile.examples} "
-        f"--seed {result.seed} --profile {result.profile.name}"
-    )
+    rerun = source_campaign_command(result.subject.argv(), result.profile, result.seed)
     lines += campaign_tail(result.anomalies if result.failure else [], result.bundle, rerun, color=color)
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from hypothesis import strategies as st
 
@@ -51,10 +51,18 @@ class SourceSubject:
         cls, ref = load(self.source, "source")
         return cls, ref, (load(self.context, "--context")[0] if self.context else None)
 
-    def command(self) -> str:
+    def argv(self) -> list[str]:
+        """The ``chaos`` arguments that name this subject: ``--source S [--context C] [--option K=V ...]``."""
         parts = ["--source", self.source, *(["--context", self.context] if self.context else [])]
-        parts += [f"--option {k}={v}" for k, v in sorted(self.options.items())]
-        return " ".join(parts)
+        for k, v in sorted(self.options.items()):
+            parts += ["--option", f"{k}={v}"]
+        return parts
+
+    def command(self) -> str:
+        """:meth:`argv`, shell-quoted."""
+        from harness.engine.commandline import shell_line
+
+        return shell_line(self.argv())
 
 
 @dataclass(frozen=True)
@@ -193,14 +201,18 @@ def verdict_of(outcome: SourceOutcome) -> tuple[str, dict[str, int]]:
     return outcome.verdict, counts
 
 
-def as_ref(obj: Any) -> str:
+@overload
+def as_ref(obj: None) -> None: ...
+@overload
+def as_ref(obj: object) -> str: ...
+def as_ref(obj: Any) -> str | None:
     """``obj`` as a ``path/to/module.py:Attr`` reference that child processes can load (a string is returned
     unchanged): what the pytest forms store when they are given the class or the function itself."""
     import inspect
     import sys
 
     if obj is None or isinstance(obj, str):
-        return obj  # type: ignore[no-any-return]
+        return obj
     from harness.sources.loading import ref_of
 
     ref = ref_of(obj)  # LoadError for an object of __main__
