@@ -75,7 +75,8 @@ class Scope:
     """Which code objects are the user's: by file, cached per code object."""
 
     def __init__(self, roots: Iterable[str | os.PathLike[str]], own: Iterable[str] = _OWN_DIRS) -> None:
-        dirs, files = set(), set()
+        dirs: set[str] = set()
+        files: set[str] = set()
         for root in roots:
             path = os.path.realpath(root)
             (dirs if os.path.isdir(path) else files).add(path)

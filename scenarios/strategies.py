@@ -150,7 +150,8 @@ def chaos_specs(
                 after_rows = draw(st.integers(0, (end[partition] - start[partition]) * scenario.rows_per_offset))
             faults.append(FaultRule(f"h{i + 1}", point, batch, partition, after_rows, action=action))
     chosen_nemesis: tuple[str, ...] = ()
-    if nemesis and draw(st.booleans()):
+    # `bool(nemesis)`: in `nemesis and draw(...)` mypy would type the draw by the `and`'s left operand.
+    if bool(nemesis) and draw(st.booleans()):
         chosen_nemesis = (draw(st.sampled_from(list(nemesis))),)
     axes = draw(state_axes(scenario.state_stores)) if scenario.stateful else {}
     return RunSpec(

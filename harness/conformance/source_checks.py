@@ -35,7 +35,7 @@ Check = Callable[[SourceProbe], "str | CheckResult"]
 def _unwrap(fn: Check) -> Check:
     """Turn a probe step's stored exception into a ``fail`` naming the step."""
 
-    def run(p: SourceProbe) -> str:
+    def run(p: SourceProbe) -> str | CheckResult:
         try:
             return fn(p)
         except StepFailed as exc:

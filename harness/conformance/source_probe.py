@@ -168,7 +168,8 @@ class SourceProbe:
         from pyspark import cloudpickle
 
         o = self.offsets()
-        blob = cloudpickle.dumps(self.reader().partitions(o.i, o.c)) if self.kind == "stream" else None
+        dumps: Callable[[Any], bytes] = cloudpickle.dumps  # pyspark's vendored cloudpickle has no annotations
+        blob = dumps(self.reader().partitions(o.i, o.c)) if self.kind == "stream" else None
         answers = []
         for seed in other_hash_seeds():
             answer = read_elsewhere(self.ref, self.options, [(o.i, o.c)], [o.i, o.b], [blob], seed)

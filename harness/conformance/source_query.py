@@ -139,8 +139,8 @@ class SourceQuery:
         if kind == "file":
             return self.spark.read.schema(self.spec["schema"]).json(self.spec["input"])
         if kind == "rate":
-            rows = int(end or 0) * int(opts.get("rowsPerSecond", "1"))
-            return self.spark.range(0, rows).selectExpr("id AS value")
+            count = int(end or 0) * int(opts.get("rowsPerSecond", "1"))
+            return self.spark.range(0, count).selectExpr("id AS value")
         if kind == "rate-micro-batch":
             n, per = int((end or {}).get("offset", 0)), int(opts["rowsPerBatch"])
             start, adv = int(opts.get("startTimestamp", "0")), int(opts.get("advanceMillisPerBatch", "1000"))

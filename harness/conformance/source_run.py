@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,7 +122,7 @@ def verdict(run_dir: Path, spec: dict[str, Any], faults: Sequence[dict[str, Any]
     return result
 
 
-def python_source_spec(source: Any, ref: Any, context_options: dict[str, Any]) -> dict[str, Any]:
+def python_source_spec(source: Any, ref: Any, context_options: Mapping[str, Any]) -> dict[str, Any]:
     """The run spec of a Python ``DataSource`` under test (a :class:`~.reader.SourceUnderTest` and its
     :class:`~.loading.Ref`): its options are the context's, overridden by the source's own."""
     options = {**{str(k): str(v) for k, v in context_options.items()}, **source.options}

@@ -32,6 +32,7 @@ from harness.verdict.check import INPUT_BATCH_COLUMN
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.datasource import DataSource
 
     from scenarios.sources import SourceRun
 
@@ -58,7 +59,7 @@ class PythonSource:
         return frozenset()
 
     # -- loading -------------------------------------------------------------------------------------
-    def source_class(self) -> type:
+    def source_class(self) -> type[DataSource]:
         """The ``DataSource`` subclass; :class:`LoadError` (one line) for anything else."""
         from pyspark.sql.datasource import DataSource
 
