@@ -23,8 +23,8 @@ from harness._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from fault_injectors.plan import FaultPlan, FaultRule
-    from harness.conformance.sink_suite import check_sink
-    from harness.conformance.source_suite import check_source
+    from harness.conformance.sink.suite import check_sink
+    from harness.conformance.source.suite import check_source
     from harness.engine.runner import run_spec as run
     from harness.engine.spec import RunSpec
     from harness.inspector import inspect_checkpoint
@@ -43,8 +43,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "run": ("harness.engine.runner", "run_spec"),
     "FaultRule": ("fault_injectors.plan", "FaultRule"),
     "FaultPlan": ("fault_injectors.plan", "FaultPlan"),
-    "check_source": ("harness.conformance.source_suite", "check_source"),
-    "check_sink": ("harness.conformance.sink_suite", "check_sink"),
+    "check_source": ("harness.conformance.source.suite", "check_source"),
+    "check_sink": ("harness.conformance.sink.suite", "check_sink"),
     "inspect_checkpoint": ("harness.inspector", "inspect_checkpoint"),
 }
 

@@ -156,7 +156,7 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
         if first is not None:
             replay_dir = Path(tempfile.mkdtemp(prefix="replay-", dir=tmp_path))
             if _is_source_bundle(first):
-                from harness.conformance.source_campaign import replay_saved
+                from harness.conformance.source.campaign import replay_saved
 
                 result = replay_saved(first, profile, replay_dir)
             else:
@@ -180,8 +180,8 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
             if "scenario" in spec and not shard_blocks(seed, profile.examples, shard):
                 pytest.skip(idle_shard_message(profile.examples, shard))
         if result is None and "source" in spec:
-            from harness.conformance.source_campaign import run_source_campaign
-            from harness.conformance.source_schedule import SourceSubject, as_ref
+            from harness.conformance.source.campaign import run_source_campaign
+            from harness.conformance.source.schedule import SourceSubject, as_ref
 
             options = {str(k): str(v) for k, v in spec.get("options", {}).items()}
             subject = SourceSubject(as_ref(spec["source"]), as_ref(spec.get("context")), options)

@@ -1,7 +1,7 @@
 """The step census: what the user's sink code does, step by step, in a fault-free run.
 
 :func:`take_census` plays a scenario (or a sink under test, through
-:mod:`harness.conformance.sink_scenario`) without faults, with every wrapped
+:mod:`harness.conformance.sink.scenario`) without faults, with every wrapped
 sink call traced (:mod:`fault_injectors.steps`), and returns each batch's
 steps per wrapper. ``sink.step`` faults are then planned only where a k-th step
 exists, and by default only at the calls' effect boundaries

@@ -71,7 +71,7 @@ def cmd_census(args: argparse.Namespace) -> int:
 
 def _sink_census(args: argparse.Namespace, seed: int):  # type: ignore[no-untyped-def]
     from harness.chaos.census import take_census
-    from harness.conformance.sink_scenario import exported, sink_config
+    from harness.conformance.sink.scenario import exported, sink_config
     from harness.sources.loading import LoadError, load, parse_options
 
     if not args.read_back:

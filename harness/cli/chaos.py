@@ -183,11 +183,11 @@ def cmd_chaos(args: argparse.Namespace) -> int:
 
 
 def _cmd_chaos_source(args: argparse.Namespace) -> int:
-    """``chaos --source``: a campaign over a connector's own source (:mod:`harness.conformance.source_campaign`)."""
+    """``chaos --source``: a campaign over a connector's own source (:mod:`harness.conformance.source.campaign`)."""
     from harness.chaos.profiles import get_profile
     from harness.chaos.result import source_campaign_command
-    from harness.conformance.source_campaign import render_source_campaign, run_source_campaign
-    from harness.conformance.source_schedule import SourceSubject
+    from harness.conformance.source.campaign import render_source_campaign, run_source_campaign
+    from harness.conformance.source.schedule import SourceSubject
     from harness.sources.loading import LoadError, parse_options
 
     unsupported = [

@@ -16,8 +16,8 @@ from harness.verdict.rowdiff import add_color_argument, row_diff, use_color
 
 
 def _replay_source(args: argparse.Namespace, file: Path) -> int:
-    """``replay`` of a source campaign's bundle (:func:`harness.conformance.source_bundle.replay_source_bundle`)."""
-    from harness.conformance.source_bundle import replay_source_bundle
+    """``replay`` of a source campaign's bundle (:func:`harness.conformance.source.bundle.replay_source_bundle`)."""
+    from harness.conformance.source.bundle import replay_source_bundle
     from harness.sources.loading import LoadError
 
     if args.times < 1:

@@ -56,7 +56,7 @@ def add_check_source(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_check_source(args: argparse.Namespace) -> int:
-    from harness.conformance.source_suite import check_source
+    from harness.conformance.source.suite import check_source
     from harness.sources.loading import LoadError, load, parse_options
 
     try:
@@ -76,7 +76,7 @@ def cmd_check_source(args: argparse.Namespace) -> int:
 
 
 def add_check_sink(p: argparse.ArgumentParser) -> None:
-    from harness.conformance.sink_campaign import MODES
+    from harness.conformance.sink.campaign import MODES
 
     p.add_argument("sink", help="path/to/module.py:DataSourceClass, or a foreachBatch factory factory(path, **options)")
     p.add_argument(
@@ -132,8 +132,8 @@ def add_check_sink(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_check_sink(args: argparse.Namespace) -> int:
-    from harness.conformance.sink_scenario import SINK_POINTS
-    from harness.conformance.sink_suite import check_sink
+    from harness.conformance.sink.scenario import SINK_POINTS
+    from harness.conformance.sink.suite import check_sink
     from harness.sources.loading import LoadError, load, parse_options
 
     try:
@@ -211,9 +211,9 @@ def add_certify(p: argparse.ArgumentParser) -> None:
 def cmd_certify(args: argparse.Namespace) -> int:
     import pyspark
 
-    from harness.conformance.certify import ROW_KEYS, ROWS, exit_code, render_table, run_certify
-    from harness.conformance.documented import DOCUMENTED
-    from harness.conformance.html_report import render_html
+    from harness.conformance.certify.command import ROW_KEYS, ROWS, exit_code, render_table, run_certify
+    from harness.conformance.certify.documented import DOCUMENTED
+    from harness.conformance.certify.html import render_html
 
     if args.list:
         for r in ROWS:

@@ -40,9 +40,9 @@ from typing import Any
 
 import pytest
 
-from harness.conformance.results import CheckResult, ConformanceReport
-from harness.conformance.sink_suite import SINK_CHECK_IDS
-from harness.conformance.source_suite import SOURCE_CHECK_IDS
+from harness.conformance.results import CheckOutcome, ConformanceReport
+from harness.conformance.sink.suite import SINK_CHECK_IDS
+from harness.conformance.source.suite import SOURCE_CHECK_IDS
 from harness.engine.commandline import harness_command, shell_line
 
 #: The seed of a sink's fault schedule and step sample unless the class sets ``seed`` (``check_sink``'s default).
@@ -107,7 +107,7 @@ def shared_report(
         return report
 
 
-def report_check(result: CheckResult, rerun: str = "") -> None:
+def report_check(result: CheckOutcome, rerun: str = "") -> None:
     """Turn one check result into a pytest outcome (a failure ends with ``rerun``: its seed and command)."""
     if result.status == "skip":
         pytest.skip(f"{result.id}: {result.summary}")
@@ -132,7 +132,7 @@ class SourceConformance:
     def conformance_report(
         cls, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     ) -> Iterator[ConformanceReport]:
-        from harness.conformance.source_suite import check_source
+        from harness.conformance.source.suite import check_source
 
         source = _attr(cls, "source")
         if source is None:
@@ -173,8 +173,8 @@ class SourceConformance:
         Without a ``context`` the source's data must arrive by itself: the campaign draws the batches each round
         lets it plan instead of rows (a replay of its bundle reproduces the schedule, not the same rows)."""
         from harness.chaos.profiles import get_profile
-        from harness.conformance.source_campaign import run_source_campaign
-        from harness.conformance.source_schedule import SourceSubject, as_ref
+        from harness.conformance.source.campaign import run_source_campaign
+        from harness.conformance.source.schedule import SourceSubject, as_ref
 
         cls = type(self)
         examples = _attr(cls, "chaos_examples", 0)
@@ -210,9 +210,9 @@ class SinkConformance:
     def conformance_report(
         cls, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     ) -> Iterator[ConformanceReport]:
-        from harness.conformance.sink_scenario import SINK_POINTS
-        from harness.conformance.sink_steps import DEFAULT_STEPS
-        from harness.conformance.sink_suite import check_sink
+        from harness.conformance.sink.scenario import SINK_POINTS
+        from harness.conformance.sink.steps import DEFAULT_STEPS
+        from harness.conformance.sink.suite import check_sink
 
         sink, read_back = _attr(cls, "sink"), _attr(cls, "read_back")
         if sink is None or read_back is None:

@@ -1,4 +1,4 @@
-"""Results of conformance checks: one :class:`CheckResult` per check id, and a
+"""Results of conformance checks: one :class:`CheckOutcome` per check id, and a
 :class:`ConformanceReport` that renders as text or JSON and maps to an exit code.
 
 Statuses: ``pass``; ``fail`` (a violation of the contract the connector must
@@ -27,7 +27,7 @@ MAX_DETAILS = 8
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckOutcome:
     """The outcome of one check.
 
     ``summary`` is one line; ``details`` are the evidence (capped when
@@ -66,7 +66,7 @@ class CheckSkipped(Exception):
     """Raised inside a check to end it with ``skip`` (message = the reason)."""
 
 
-def run_check(check_id: str, body: Callable[[], CheckResult | str]) -> CheckResult:
+def run_check(check_id: str, body: Callable[[], CheckOutcome | str]) -> CheckOutcome:
     """Run ``body``: a returned string is a ``pass`` summary, a returned result
     is kept; :class:`CheckFailed` / :class:`CheckSkipped` become ``fail`` /
     ``skip``; any other exception is the *connector's* code failing inside the
@@ -74,13 +74,13 @@ def run_check(check_id: str, body: Callable[[], CheckResult | str]) -> CheckResu
     t0 = time.monotonic()
     try:
         out = body()
-        result = out if isinstance(out, CheckResult) else CheckResult(check_id, "pass", out)
+        result = out if isinstance(out, CheckOutcome) else CheckOutcome(check_id, "pass", out)
     except CheckFailed as exc:
-        result = CheckResult(check_id, "fail", exc.summary, exc.details, exc.fix, exc.observed)
+        result = CheckOutcome(check_id, "fail", exc.summary, exc.details, exc.fix, exc.observed)
     except CheckSkipped as exc:
-        result = CheckResult(check_id, "skip", str(exc))
+        result = CheckOutcome(check_id, "skip", str(exc))
     except Exception as exc:  # the connector raised: that is a finding, with its type and message
-        result = CheckResult(
+        result = CheckOutcome(
             check_id,
             "fail",
             f"the connector raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": "),
@@ -97,20 +97,20 @@ class ConformanceReport:
 
     subject: str
     kind: str
-    checks: list[CheckResult] = field(default_factory=list)
+    checks: list[CheckOutcome] = field(default_factory=list)
     guarantee: dict[str, Any] | None = None
     duration_s: float = 0.0
     #: Sinks: what ``crash-anywhere`` tried (census size, the steps a fault followed), empty if it did not run.
     steps: dict[str, Any] = field(default_factory=dict)
 
-    def by_id(self, check_id: str) -> CheckResult:
+    def by_id(self, check_id: str) -> CheckOutcome:
         for c in self.checks:
             if c.id == check_id:
                 return c
         raise KeyError(f"no check {check_id!r} in this report; ids: {[c.id for c in self.checks]}")
 
     @property
-    def failed(self) -> list[CheckResult]:
+    def failed(self) -> list[CheckOutcome]:
         return [c for c in self.checks if c.status == "fail"]
 
     @property
@@ -177,7 +177,7 @@ class ConformanceReport:
     def from_json(cls, doc: dict[str, Any]) -> ConformanceReport:
         """The report :meth:`to_json` wrote (its derived fields are recomputed, not read)."""
         checks = [
-            CheckResult(**{**c, "details": tuple(c.get("details", ())), "observed": tuple(c.get("observed", ()))})
+            CheckOutcome(**{**c, "details": tuple(c.get("details", ())), "observed": tuple(c.get("observed", ()))})
             for c in doc["checks"]
         ]
         return cls(

@@ -72,17 +72,31 @@ class RunHandler(Protocol):
     def check(self) -> dict[str, Any]: ...
 
 
+#: Handlers that moved, as run directories saved before the move name them (``source_run.json``'s
+#: ``"handler"``) -> where they live now; saved bundles copy run directories, so they replay after a move.
+MOVED_HANDLERS = {
+    "harness.conformance.source_query:SourceQuery": "harness.conformance.source.query:SourceQuery",
+}
+
+
+def handler_class(ref: str, where: object = "source_run.json") -> Any:
+    """The class a ``"module:Class"`` handler reference names (a moved one through :data:`MOVED_HANDLERS`);
+    ``ValueError`` naming ``where`` when ``ref`` is not of that form."""
+    module, _, attr = MOVED_HANDLERS.get(ref, ref).partition(":")
+    if not module or not attr:
+        raise ValueError(f"{where}: 'handler' must name the run's handler as 'module:Class'")
+    return getattr(importlib.import_module(module), attr)
+
+
 def open_run(paths: RunPaths, incarnation: int, spark: SparkSession, progress: ProgressLog | None) -> RunHandler:
     """The handler of the run in ``paths``: a scenario run (``spec.json``), or the handler that the run's
     ``source_run.json`` names as ``"handler": "module:Class"`` (a source under test feeding the parquet file
-    sink: :mod:`harness.conformance.source_query`), called as ``Class(paths, incarnation, spark, progress)``.
-    The engine names no caller's module: the run directory does."""
+    sink: :mod:`harness.conformance.source.query`), called as ``Class(paths, incarnation, spark, progress)``.
+    The engine names no caller's module: the run directory does (the one exception, :data:`MOVED_HANDLERS`,
+    maps old references in saved run directories to their new homes)."""
     if paths.source_run.exists():
         ref = json.loads(paths.source_run.read_text()).get("handler", "")
-        module, _, attr = ref.partition(":")
-        if not module or not attr:
-            raise ValueError(f"{paths.source_run}: 'handler' must name the run's handler as 'module:Class'")
-        handler: RunHandler = getattr(importlib.import_module(module), attr)(paths, incarnation, spark, progress)
+        handler: RunHandler = handler_class(ref, paths.source_run)(paths, incarnation, spark, progress)
         return handler
     return Driver(paths, incarnation, spark, progress)
 

@@ -1,6 +1,6 @@
 """Drawing one run's timeline as inline SVG (lanes: drivers, data, batches, kills, anomalies).
 
-One column per micro-batch, in batch order. See :mod:`.html_report` for what
+One column per micro-batch, in batch order. See :mod:`harness.conformance.certify.html` for what
 each lane shows; every text element is a ``text.lbl`` with a ``data-lane``,
 which the page's layout check uses to find labels that overlap or leave the picture.
 """

@@ -19,9 +19,9 @@ import pytest
 from examples.connectors.rate_like_source import RateLikeSource
 from harness.chaos.profiles import get_profile
 from harness.conformance.pytest_kit import SourceConformance
-from harness.conformance.source_campaign import replay_saved, run_source_campaign
-from harness.conformance.source_schedule import SourceSubject
-from harness.conformance.source_suite import SOURCE_CHECK_IDS
+from harness.conformance.source.campaign import replay_saved, run_source_campaign
+from harness.conformance.source.schedule import SourceSubject
+from harness.conformance.source.suite import SOURCE_CHECK_IDS
 from tests.integration.clirun import harness, leftover_processes
 
 EX = "examples/connectors"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.chaos.profiles import get_profile
-from harness.conformance.source_campaign import run_source_campaign
-from harness.conformance.source_schedule import SourceSubject
+from harness.conformance.source.campaign import run_source_campaign
+from harness.conformance.source.schedule import SourceSubject
 from tests.example_table import SOURCES, SourceRow
 from tests.integration.clirun import leftover_processes
 

@@ -19,8 +19,8 @@ from examples.connectors._jsonl import log_context
 from examples.connectors.jsonl_source import JsonlSource
 from harness.chaos.profiles import get_profile
 from harness.conformance.pytest_kit import SourceConformance
-from harness.conformance.source_campaign import replay_saved, run_source_campaign
-from harness.conformance.source_schedule import SourceSubject
+from harness.conformance.source.campaign import replay_saved, run_source_campaign
+from harness.conformance.source.schedule import SourceSubject
 from tests.integration.clirun import harness, leftover_processes
 
 EX = "examples/connectors"

@@ -36,7 +36,7 @@ from fault_injectors.sinks import crash_injecting_foreach_batch
 from harness.conformance.pytest_kit import SourceConformance
 from scenarios import Scenario
 from scenarios.base import read_parquet_output
-from scenarios.file_sink_stateless import transform
+from scenarios.library.file_sink_stateless import transform
 
 
 def attach_sink(writer, ctx):

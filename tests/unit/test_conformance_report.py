@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from harness.cli.main import main
-from harness.conformance.certify import ROWS, exit_code, render_table, status_of
-from harness.conformance.certify_scenarios import parse_console
-from harness.conformance.documented import DOCUMENTED
-from harness.conformance.html_report import render_html, timeline_svg
-from harness.conformance.results import CheckFailed, CheckResult, CheckSkipped, ConformanceReport, run_check
+from harness.conformance.certify.command import ROWS, exit_code, render_table, status_of
+from harness.conformance.certify.documented import DOCUMENTED
+from harness.conformance.certify.html import render_html, timeline_svg
+from harness.conformance.certify.scenarios import parse_console
+from harness.conformance.results import CheckFailed, CheckOutcome, CheckSkipped, ConformanceReport, run_check
 from harness.engine.history import History
 from harness.inspector.synth import synth_checkpoint
 from harness.timeline.story import Timeline, anomaly_counts, build_timeline
@@ -44,11 +44,11 @@ def test_run_check_maps_outcomes() -> None:
 
 
 def test_report_exit_codes_and_rendering() -> None:
-    report = ConformanceReport("m:C", "sink", [CheckResult("x", "pass", "ok"), CheckResult("y", "skip", "n/a")])
+    report = ConformanceReport("m:C", "sink", [CheckOutcome("x", "pass", "ok"), CheckOutcome("y", "skip", "n/a")])
     assert report.exit_code == 0 and report.summary_line().startswith("sink conforms")
-    report.checks.append(CheckResult("z", "error", "could not run", ("why",)))
+    report.checks.append(CheckOutcome("z", "error", "could not run", ("why",)))
     assert report.exit_code == 2
-    report.checks.append(CheckResult("w", "fail", "broken", tuple(f"d{i}" for i in range(12)), "fix it"))
+    report.checks.append(CheckOutcome("w", "fail", "broken", tuple(f"d{i}" for i in range(12)), "fix it"))
     assert report.exit_code == 1
     text = report.render_text()
     assert text.splitlines()[0].startswith("sink NOT conforming: w failed")
@@ -56,7 +56,7 @@ def test_report_exit_codes_and_rendering() -> None:
     doc = json.loads(report.dumps())
     assert doc["exit_code"] == 1 and [c["id"] for c in doc["checks"]] == ["x", "y", "z", "w"]
     # What an xdist worker reads back from the worker that ran the checks is the same report.
-    report.checks.append(CheckResult("v", "fail", "rows", ("a",), "", ("duplicate",), 1.5, "+--+"))
+    report.checks.append(CheckOutcome("v", "fail", "rows", ("a",), "", ("duplicate",), 1.5, "+--+"))
     report.guarantee, report.steps = {"declared": "exactly-once", "measured": "at-least-once"}, {"census": 3}
     again = ConformanceReport.from_json(json.loads(report.dumps()))
     assert again == report and again.render_text() == report.render_text()
@@ -259,7 +259,7 @@ def test_cli_rejects_connectors_without_the_needed_methods(
 
 
 def test_late_kills_are_the_commit_after_kills_that_found_commits_written() -> None:
-    from harness.conformance.certify_runs import late_kills
+    from harness.conformance.certify.runs import late_kills
 
     fired = [
         {"point": "after_offsets_logged", "batch": 0, "context": {"commit_logged": False}},

@@ -15,7 +15,7 @@ from examples.connectors import attempt_keyed_sink, publish_in_write_sink
 from harness.conformance import check_sink
 from harness.conformance.guarantees import from_kinds, meet, satisfies
 from harness.conformance.results import ConformanceReport
-from harness.conformance.task_sim import WriterSim, batch_rows, expected_rows
+from harness.conformance.sink.task_sim import WriterSim, batch_rows, expected_rows
 from scenarios.sinks.publish_in_write import PublishInWriteSink, read_published
 from scenarios.sinks.transactional import TransactionalFileSink, read_visible
 

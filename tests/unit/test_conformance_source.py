@@ -21,9 +21,9 @@ from examples.connectors import (
     unseeded_data,
 )
 from examples.connectors._jsonl import log_context
-from harness.conformance.offsets import json_problems, regressions
 from harness.conformance.results import ConformanceReport
-from harness.conformance.source_suite import check_source
+from harness.conformance.source.offsets import json_problems, regressions
+from harness.conformance.source.suite import check_source
 from harness.sources.contexts import replayable_context
 from harness.sources.loading import LoadError, parse_options, resolve
 from scenarios.replayable_source import ReplayableDataSource

@@ -12,10 +12,10 @@ from hypothesis import find, given, settings
 
 from harness.chaos.profiles import get_profile
 from harness.cli.main import main
-from harness.conformance.source_bundle import load_source_bundle, replay_key
-from harness.conformance.source_campaign import SourceCampaignResult, SourceExample, render_source_campaign
-from harness.conformance.source_e2e import KILL_POINTS
-from harness.conformance.source_schedule import (
+from harness.conformance.source.bundle import load_source_bundle, replay_key
+from harness.conformance.source.campaign import SourceCampaignResult, SourceExample, render_source_campaign
+from harness.conformance.source.e2e import KILL_POINTS
+from harness.conformance.source.schedule import (
     MAX_BATCHES,
     SourceSchedule,
     SourceSubject,
@@ -112,7 +112,7 @@ def test_a_contextless_kill_is_armed_at_the_nth_batch_the_round_commits(
     tmp_path: Path, offsets: int, commits: int, point: str, nth: int, batch: int
 ) -> None:
     from fault_injectors.plan import FaultPlan
-    from harness.conformance.source_run import _Rules
+    from harness.conformance.source.run import _Rules
 
     paths = _checkpoint(tmp_path / "run", offsets, commits)
     _Rules(paths, lambda m: None).arm(point, 1, nth=nth)
@@ -135,7 +135,7 @@ def test_the_report_names_a_contextless_source_and_discarded_examples(tmp_path: 
 def test_chaos_source_takes_a_source_without_a_context(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness.conformance.source_campaign as campaign
+    import harness.conformance.source.campaign as campaign
 
     seen: list[SourceSubject] = []
 
@@ -156,9 +156,9 @@ def test_chaos_source_takes_a_source_without_a_context(
 def _campaign_without_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, every_run: bool) -> Any:
     """A campaign of 4 examples whose runs plan no batch for their kills (with ``every_run``: every run
     reports an unfired kill), run with ``play`` and the driver pool stubbed."""
-    import harness.conformance.source_campaign as campaign
+    import harness.conformance.source.campaign as campaign
     import harness.engine.pool as pool_module
-    from harness.conformance.source_run import SourceOutcome
+    from harness.conformance.source.run import SourceOutcome
     from harness.verdict.checker import CheckResult
 
     class NoPool:

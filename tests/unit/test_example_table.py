@@ -16,7 +16,7 @@ import pytest
 import examples.connectors
 from harness.conformance import check_sink
 from harness.conformance.results import ConformanceReport
-from harness.conformance.source_suite import SOURCE_CHECK_IDS, check_source
+from harness.conformance.source.suite import SOURCE_CHECK_IDS, check_source
 from harness.sources.loading import add_import_root
 from tests.example_table import (
     PURE_SOURCE_CHECKS,

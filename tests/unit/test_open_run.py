@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.engine.driver import open_run
+from harness.engine.driver import MOVED_HANDLERS, handler_class, open_run
 from harness.engine.rundir import RunPaths
 
 
@@ -36,3 +36,16 @@ def test_a_source_run_without_a_usable_handler_names_its_file(tmp_path: Path, ha
     paths.source_run.write_text(json.dumps({"kind": "rate", "handler": handler}))
     with pytest.raises(ValueError, match=r"source_run\.json: 'handler' must name"):
         open_run(paths, 1, "spark", None)
+
+
+def test_a_saved_run_naming_the_handler_before_the_regroup_still_opens(tmp_path: Path) -> None:
+    """Source runs (and the bundles that copy them) saved before harness/conformance/ was regrouped name the
+    handler ``harness.conformance.source_query:SourceQuery`` in ``source_run.json``."""
+    from harness.conformance.source.query import SourceQuery
+    from harness.conformance.source.run import HANDLER
+
+    saved = json.dumps({"kind": "python", "handler": "harness.conformance.source_query:SourceQuery"})
+    assert handler_class(json.loads(saved)["handler"]) is SourceQuery
+    assert handler_class(HANDLER) is SourceQuery
+    for old, new in MOVED_HANDLERS.items():
+        assert handler_class(old) is handler_class(new)

@@ -18,6 +18,11 @@ def test_import_harness_loads_neither_pyspark_nor_the_engine() -> None:
     assert out.strip() == "[]"
 
 
+def test_import_harness_conformance_loads_no_pyspark() -> None:
+    code = "import harness.conformance, sys; assert 'pyspark' not in sys.modules, sorted(sys.modules)"
+    subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+
 @pytest.mark.parametrize("name", harness.__all__)
 def test_every_public_name_resolves_to_its_owner(name: str) -> None:
     import importlib
@@ -38,7 +43,7 @@ def test_the_documented_example_runs_through_the_public_names() -> None:
     assert harness.FaultPlan(()).rules == ()
 
 
-SUBPACKAGES = ("bench", "chaos", "cli", "engine", "sources", "spark", "timeline", "verdict")
+SUBPACKAGES = ("bench", "chaos", "cli", "conformance", "engine", "sources", "spark", "timeline", "verdict")
 
 
 @pytest.mark.parametrize("package", SUBPACKAGES)
@@ -61,3 +66,17 @@ def test_the_flat_layout_is_gone() -> None:
 
     top = sorted(p.name for p in Path(harness.__file__).parent.glob("*.py"))
     assert top == ["__init__.py", "__main__.py", "_lazy.py", "pytest_plugin.py", "testing.py"]
+
+
+def test_conformance_is_grouped_by_product() -> None:
+    """harness/conformance/ keeps the shared vocabulary and the front ends at its top, each product in its own
+    subpackage; the kit's result class is not named like the verdict's."""
+    from pathlib import Path
+
+    import harness.conformance as conformance
+    import harness.verdict as verdict
+
+    root = Path(conformance.__file__).parent
+    assert len(list(root.glob("*.py"))) <= 8
+    assert {p.name for p in root.iterdir() if (p / "__init__.py").exists()} == {"certify", "sink", "source"}
+    assert not set(conformance.__all__) & set(verdict.__all__)

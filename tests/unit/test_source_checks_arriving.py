@@ -15,9 +15,9 @@ from pyspark.sql.streaming.datasource import ReadLimit
 from examples.connectors import counts_from_zero, latest_offset_from_zero
 from examples.connectors._jsonl import log_context
 from examples.connectors.rate_like_source import RateLikeReader, RateLikeSource
-from harness.conformance.results import CheckResult, ConformanceReport
-from harness.conformance.source_e2e import BEHIND_ID, behind_result, offsets_behind
-from harness.conformance.source_suite import E2E_ID, check_source, consequences
+from harness.conformance.results import CheckOutcome, ConformanceReport
+from harness.conformance.source.e2e import BEHIND_ID, behind_result, offsets_behind
+from harness.conformance.source.suite import E2E_ID, check_source, consequences
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
 
@@ -135,24 +135,24 @@ def test_forward_only_checkpoint_passes_and_a_single_batch_is_skipped(tmp_path: 
 
 
 def test_a_note_says_what_the_end_to_end_measured_and_never_becomes_a_failure() -> None:
-    note = CheckResult("latest-offset-stable", "note", "moved")
-    first = CheckResult("initial-offset-stable", "note", "moved")
-    ok = consequences([note, first, CheckResult(E2E_ID, "pass", "fine"), CheckResult(BEHIND_ID, "pass", "fine")])
+    note = CheckOutcome("latest-offset-stable", "note", "moved")
+    first = CheckOutcome("initial-offset-stable", "note", "moved")
+    ok = consequences([note, first, CheckOutcome(E2E_ID, "pass", "fine"), CheckOutcome(BEHIND_ID, "pass", "fine")])
     assert [c.status for c in ok[:2]] == ["note", "note"]
     measured = "(measured: no consequence, end-to-end was exactly-once under SIGKILLs)"
     assert all(c.summary.endswith(measured) for c in ok[:2])
-    shown = consequences([note, CheckResult(E2E_ID, "fail", "lost"), CheckResult(BEHIND_ID, "fail", "behind")])
+    shown = consequences([note, CheckOutcome(E2E_ID, "fail", "lost"), CheckOutcome(BEHIND_ID, "fail", "behind")])
     assert shown[0].status == "note"
     assert shown[0].summary.endswith(f"end-to-end was not exactly-once; {E2E_ID}, {BEHIND_ID} failed and say(s) why)")
     assert consequences([note])[0].summary.endswith("(consequence not measured: the end-to-end check did not run)")
-    passed = CheckResult("latest-offset-stable", "pass", "same")
-    assert consequences([passed, CheckResult(E2E_ID, "pass", "fine")])[0] == passed
+    passed = CheckOutcome("latest-offset-stable", "pass", "same")
+    assert consequences([passed, CheckOutcome(E2E_ID, "pass", "fine")])[0] == passed
 
 
 def test_oracle_ends_at_the_last_committed_batch_not_the_last_logged(tmp_path: Path) -> None:
     """A query stopped after its batches may have logged one more batch it never ran (measured in CI: 4 rows
     'lost' that were in offsets/N but not yet in the sink); the oracle must not expect them."""
-    from harness.conformance.source_query import committed_end
+    from harness.conformance.source.query import committed_end
 
     ckpt = tmp_path / "ckpt"
     (ckpt / "offsets").mkdir(parents=True)
@@ -167,7 +167,7 @@ def test_oracle_ends_at_the_last_committed_batch_not_the_last_logged(tmp_path: P
 
 
 def test_oracle_ends_at_a_batch_the_file_sink_published_before_commits_was_written(tmp_path: Path) -> None:
-    from harness.conformance.source_query import committed_end
+    from harness.conformance.source.query import committed_end
 
     ckpt, out = tmp_path / "ckpt", tmp_path / "out"
     (ckpt / "offsets").mkdir(parents=True)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import find, given, settings
 
 from harness.cli.main import main
-from harness.conformance.source_bundle import load_source_bundle
-from harness.conformance.source_schedule import SourceSchedule, SourceSubject, anomaly_keys, source_schedules
+from harness.conformance.source.bundle import load_source_bundle
+from harness.conformance.source.schedule import SourceSchedule, SourceSubject, anomaly_keys, source_schedules
 
 EX = "examples/connectors"
 
@@ -66,8 +66,8 @@ def test_chaos_source_refuses_bad_input_in_one_line(
 
 
 def test_a_run_that_stalled_is_a_violation_even_when_its_rows_match(tmp_path: Path) -> None:
-    from harness.conformance.source_run import SourceOutcome
-    from harness.conformance.source_schedule import verdict_of
+    from harness.conformance.source.run import SourceOutcome
+    from harness.conformance.source.schedule import verdict_of
     from harness.verdict.checker import CheckResult
 
     ok = SourceOutcome(tmp_path, result=CheckResult("exactly-once"))

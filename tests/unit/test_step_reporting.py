@@ -11,8 +11,8 @@ import pytest
 from fault_injectors.steps import CallCensus
 from harness.bench.render import render_bench
 from harness.chaos.census import Census
-from harness.conformance import certify_runs
-from harness.conformance.certify import ROWS
+from harness.conformance.certify import runs as certify_runs
+from harness.conformance.certify.command import ROWS
 
 
 def _census(scenario: str, seed: int, **_: Any) -> Census:

@@ -330,7 +330,7 @@ def test_census_targets_sample_and_rules() -> None:
 
 
 def test_crash_anywhere_reports_steps_that_drift_from_the_census() -> None:
-    from harness.conformance.sink_steps import CENSUS_BATCH, _drift
+    from harness.conformance.sink.steps import CENSUS_BATCH, _drift
 
     chosen = [("foreach_batch", None, 4, "a.py:3 f -> os.replace"), ("foreach_batch", None, 5, "a.py:4 f -> x.y")]
     same = [{"batch": CENSUS_BATCH + i, "context": {"description": c[3]}} for i, c in enumerate(chosen)]

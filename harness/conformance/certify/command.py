@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.conformance.certify_runs import Row, measure_sink, measure_source
-from harness.conformance.documented import DOCUMENTED, REPLAYABLE
+from harness.conformance.certify.documented import DOCUMENTED, REPLAYABLE
+from harness.conformance.certify.runs import Row, measure_sink, measure_source
 from harness.conformance.guarantees import satisfies
 from harness.timeline.story import Timeline, anomaly_counts, build_timeline
 
@@ -35,7 +35,7 @@ def _postgres_missing() -> str | None:
     return unavailable_reason()
 
 
-CS = "harness.conformance.certify_scenarios"
+CS = "harness.conformance.certify.scenarios"
 ROWS: tuple[Row, ...] = (
     Row("source:rate", "source", "rate", SOURCE_KILLS, source="rate"),
     Row("source:rate-micro-batch", "source", "rate-micro-batch", SOURCE_KILLS, source="rate-micro-batch"),

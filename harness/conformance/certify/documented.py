@@ -19,7 +19,7 @@ in apache/spark, https://spark.apache.org/docs/latest/streaming/apis-on-datafram
   and get an exactly-once guarantee."
 
 The reference sinks' rows cite this repository's ``docs/reference-sinks.md``.
-"No" (not fault-tolerant) is the level ``none`` of :mod:`.guarantees`.
+"No" (not fault-tolerant) is the level ``none`` of :mod:`harness.conformance.guarantees`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """How certify measures one row: a sink through the harness runner, a source
-through the end-to-end source runs (see :mod:`.certify` for what is measured
+through the end-to-end source runs (see :mod:`.command` for what is measured
 and why). Each function returns ``measured`` (a guarantee level, ``replayable``
 / ``not replayable``, or ``None`` when the run gave no verdict), ``note`` or
 ``error``, the checker's ``anomalies``, the ``kills`` that fired and the run's
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.conformance.documented import REPLAYABLE
+from harness.conformance.certify.documented import REPLAYABLE
 from harness.conformance.guarantees import NONE, from_kinds
 
 
@@ -191,7 +191,7 @@ def source_spec(kind: str, workdir: Path) -> tuple[dict[str, Any], Callable[[int
 
 def measure_source(row: Row, run_dir: Path, pool: Any, echo: Callable[[str], None]) -> dict[str, Any]:
     """One end-to-end source run of the row's source into the parquet file sink, on the shared driver ``pool``."""
-    from harness.conformance.source_run import run_source
+    from harness.conformance.source.run import run_source
 
     assert row.source is not None
     spec, feed = source_spec(row.source, run_dir.parent / f"{run_dir.name}-data")

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fault_injectors.crash import FaultSite
-from harness.conformance.task_sim import COLUMNS
+from harness.conformance.sink.task_sim import COLUMNS
 from scenarios.base import Scenario, SinkContext
 
 if TYPE_CHECKING:

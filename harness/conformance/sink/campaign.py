@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.plan import STEP_POINT, FaultRule
-from harness.conformance.results import CheckResult
-from harness.conformance.sink_checks import SinkProbe, judge
-from harness.conformance.sink_scenario import SINK_POINTS, build, exported
+from harness.conformance.results import CheckOutcome
+from harness.conformance.sink.checks import SinkProbe, judge
+from harness.conformance.sink.scenario import SINK_POINTS, build, exported
 
 MODES = ("mixed", "soft", "hard")
 HARD_IN_MIXED = ("sink.write.mid", "sink.commit.after")
@@ -89,7 +89,7 @@ def run_crash_points(
     seed: int = 5,
     timeout_s: float = 300.0,
     echo: Callable[[str], None] = print,
-) -> tuple[CheckResult, dict[str, Any]]:
+) -> tuple[CheckOutcome, dict[str, Any]]:
     """Run the campaign; returns the check result and a summary for the report."""
     from harness.engine.runner import HarnessError, run_spec
     from harness.engine.spec import RunSpec
@@ -104,13 +104,13 @@ def run_crash_points(
         try:
             outcome = run_spec(spec, run_dir, echo)
         except HarnessError as exc:
-            return CheckResult(CHECK_ID, "error", f"the campaign could not run: {exc}"), {}
+            return CheckOutcome(CHECK_ID, "error", f"the campaign could not run: {exc}"), {}
     lines, kinds = per_point(outcome)
     summary = {"run_dir": str(run_dir), "mode": mode, "faults": len(rules), "anomalies": dict(kinds)}
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
         return (
-            CheckResult(CHECK_ID, "error", f"no verdict: {why[0]}", (*why[1:5], f"run directory: {run_dir}")),
+            CheckOutcome(CHECK_ID, "error", f"no verdict: {why[0]}", (*why[1:5], f"run directory: {run_dir}")),
             summary,
         )
     found = [(kind, f"{n} {kind} row(s)") for kind, n in kinds.items()]

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.conformance.guarantees import AT_LEAST_ONCE, EXTRA_KINDS
-from harness.conformance.results import CheckResult, CheckSkipped, Status
-from harness.conformance.task_sim import COLUMNS, SCHEMA, TaskFailure, WriterSim, batch_rows, expected_rows
+from harness.conformance.results import CheckOutcome, CheckSkipped, Status
+from harness.conformance.sink.task_sim import COLUMNS, SCHEMA, TaskFailure, WriterSim, batch_rows, expected_rows
 from harness.sources.loading import Ref
 
 PROTOCOL_CHECK_IDS = (
@@ -108,16 +108,16 @@ class SinkProbe:
         return df
 
 
-def judge(p: SinkProbe, cid: str, found: list[tuple[str, str]], ok: str, summary: str, fix: str) -> CheckResult:
+def judge(p: SinkProbe, cid: str, found: list[tuple[str, str]], ok: str, summary: str, fix: str) -> CheckOutcome:
     """``found``: (anomaly kind, evidence line). Loss or leftovers fail; extra rows
     fail for exactly-once and warn for a sink declared at-least-once."""
     if not found:
-        return CheckResult(cid, "pass", ok)
+        return CheckOutcome(cid, "pass", ok)
     kinds = tuple(sorted({k for k, _ in found}))
     only_extra = set(kinds) <= EXTRA_KINDS
     status: Status = "warn" if only_extra and p.declared == AT_LEAST_ONCE else "fail"
     note = " (allowed for an at-least-once sink)" if status == "warn" else ""
-    return CheckResult(cid, status, summary + note, tuple(line for _, line in found), fix, kinds)
+    return CheckOutcome(cid, status, summary + note, tuple(line for _, line in found), fix, kinds)
 
 
 def compare(want: Counter[tuple[Any, ...]], got: Counter[tuple[Any, ...]], when: str) -> list[tuple[str, str]]:
@@ -130,7 +130,7 @@ def compare(want: Counter[tuple[Any, ...]], got: Counter[tuple[Any, ...]], when:
     return out
 
 
-def write_invisible(p: SinkProbe) -> CheckResult:
+def write_invisible(p: SinkProbe) -> CheckOutcome:
     cid = PROTOCOL_CHECK_IDS[0]
     if p.sink.kind != "datasource":
         raise CheckSkipped("a foreachBatch function writes and commits in one call (see crash-points)")
@@ -154,7 +154,7 @@ def write_invisible(p: SinkProbe) -> CheckResult:
     )
 
 
-def idempotent_commit(p: SinkProbe) -> CheckResult:
+def idempotent_commit(p: SinkProbe) -> CheckOutcome:
     cid = PROTOCOL_CHECK_IDS[1]
     path = p.path(cid)
     if p.sink.kind == "datasource":
@@ -179,7 +179,7 @@ def idempotent_commit(p: SinkProbe) -> CheckResult:
     )
 
 
-def keys_on_batch_id(p: SinkProbe) -> CheckResult:
+def keys_on_batch_id(p: SinkProbe) -> CheckOutcome:
     cid = PROTOCOL_CHECK_IDS[2]
     if p.sink.kind != "datasource":
         raise CheckSkipped("a foreachBatch function gets the batch id directly and has no task attempts")
@@ -211,7 +211,7 @@ def _files(path: str) -> set[str]:
     return {str(Path(d) / f) for d, _, fs in os.walk(root) for f in fs} if root.exists() else set()
 
 
-def abort_cleans_up(p: SinkProbe) -> CheckResult:
+def abort_cleans_up(p: SinkProbe) -> CheckOutcome:
     cid = PROTOCOL_CHECK_IDS[3]
     path = p.path(cid)
     found: list[tuple[str, str]] = []
@@ -252,7 +252,7 @@ def abort_cleans_up(p: SinkProbe) -> CheckResult:
     )
 
 
-def task_retry(p: SinkProbe) -> CheckResult:
+def task_retry(p: SinkProbe) -> CheckOutcome:
     cid = PROTOCOL_CHECK_IDS[4]
     if p.sink.kind != "datasource":
         raise CheckSkipped("task retries happen inside the foreachBatch function's own Spark jobs")
@@ -275,7 +275,7 @@ def task_retry(p: SinkProbe) -> CheckResult:
     )
 
 
-PROTOCOL_CHECKS: dict[str, Callable[[SinkProbe], CheckResult]] = dict(
+PROTOCOL_CHECKS: dict[str, Callable[[SinkProbe], CheckOutcome]] = dict(
     zip(
         PROTOCOL_CHECK_IDS,
         (write_invisible, idempotent_commit, keys_on_batch_id, abort_cleans_up, task_retry),

@@ -1,7 +1,7 @@
 """The sink under test as a harness scenario, so the runner can crash it.
 
 The runner and every child driver look scenarios up by import path
-(``harness.conformance.sink_scenario:SINK_UNDER_TEST``); this module builds
+(``harness.conformance.sink.scenario:SINK_UNDER_TEST``); this module builds
 that scenario on first access from the JSON in the environment variable
 ``HARNESS_CONFORMANCE_SINK`` (set by :func:`exported` before the runner
 starts, inherited by the drivers). The pipeline is the replayable source's
@@ -21,10 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.conformance.task_sim import COLUMNS
+from harness.conformance.sink.task_sim import COLUMNS
 from harness.sources.loading import Ref
 from scenarios.base import Scenario, SinkContext
-from scenarios.python_sink_transactional import PYTHON_SINK_POINTS
+from scenarios.library.python_sink_transactional import PYTHON_SINK_POINTS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -119,7 +119,7 @@ def build(
 
     def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
         if kind == "datasource":
-            from scenarios.python_sink_transactional import crash_injecting_sink
+            from scenarios.library.python_sink_transactional import crash_injecting_sink
 
             return crash_injecting_sink(writer, ctx, config["target"]).options(**options).option("path", sink_path(ctx))
         from fault_injectors.sinks import crash_injecting_foreach_batch
@@ -156,5 +156,5 @@ def __getattr__(name: str) -> Scenario:
         raise AttributeError(name)
     raw = os.environ.get(ENV)
     if not raw:
-        raise AttributeError(f"{NAME}: environment variable {ENV} is not set (use sink_scenario.exported)")
+        raise AttributeError(f"{NAME}: environment variable {ENV} is not set (use sink.scenario.exported)")
     return build(json.loads(raw))

@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.conformance.results import CheckResult
-from harness.conformance.sink_campaign import MODES, outcome_rows, per_point
-from harness.conformance.sink_checks import SinkProbe, judge
-from harness.conformance.sink_scenario import build, exported
+from harness.conformance.results import CheckOutcome
+from harness.conformance.sink.campaign import MODES, outcome_rows, per_point
+from harness.conformance.sink.checks import SinkProbe, judge
+from harness.conformance.sink.scenario import build, exported
 
 CHECK_ID = "crash-anywhere"
 #: Default cap on the kills (``--steps``): beyond it, a seeded sample of a census batch's boundaries.
@@ -56,7 +56,7 @@ def run_crash_anywhere(
     echo: Callable[[str], None] = print,
     every_step: bool = False,
     batch_rows: int | None = None,
-) -> tuple[CheckResult, dict[str, Any]]:
+) -> tuple[CheckOutcome, dict[str, Any]]:
     """Census, then one run with a kill after each chosen step; the check result and a summary (``census_steps``,
     ``boundaries``, ``steps_tried``, ...)."""
     from harness.chaos.census import CensusError, sample_targets, step_rules, take_census
@@ -76,11 +76,11 @@ def run_crash_anywhere(
                 ref, seed, rows=[one, one], batch_rows=batch_rows, run_dir=Path(workdir) / "census", echo=lambda m: None
             )
         except (CensusError, HarnessError) as exc:
-            return CheckResult(CHECK_ID, "error", f"the census run could not run: {exc}"), {}
+            return CheckOutcome(CHECK_ID, "error", f"the census run could not run: {exc}"), {}
         targets = [t for t in census.targets(CENSUS_BATCH) if not wrappers or t[0] in wrappers]
         if not targets:
             only = f" in {', '.join(wrappers)}" if wrappers else ""
-            return CheckResult(CHECK_ID, "skip", f"the sink's own code took no step{only} in batch {CENSUS_BATCH}"), {}
+            return CheckOutcome(CHECK_ID, "skip", f"the sink's own code took no step{only} in batch {CENSUS_BATCH}"), {}
         bounds = [t for t in census.boundary_targets(CENSUS_BATCH) if not wrappers or t[0] in wrappers]
         later = () if every_step else census.inside_effects(CENSUS_BATCH)
         chosen = sample_targets(targets if every_step else bounds, steps, seed, later)
@@ -100,7 +100,7 @@ def run_crash_anywhere(
         try:
             outcome = run_spec(spec, run_dir, echo)  # kills come every few seconds: a standby never gets ahead
         except HarnessError as exc:
-            return CheckResult(CHECK_ID, "error", f"the campaign could not run: {exc}"), {}
+            return CheckOutcome(CHECK_ID, "error", f"the campaign could not run: {exc}"), {}
     lines, kinds = per_point(outcome)
     tried = [f"{w}{'' if p is None else f'[p{p}]'} step {k}: {d}" for w, p, k, d in chosen]
     summary = {
@@ -118,13 +118,13 @@ def run_crash_anywhere(
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
         return (
-            CheckResult(CHECK_ID, "error", f"no verdict: {why[0]}", (*why[1:5], f"run directory: {run_dir}")),
+            CheckOutcome(CHECK_ID, "error", f"no verdict: {why[0]}", (*why[1:5], f"run directory: {run_dir}")),
             summary,
         )
     drift = _drift(outcome.kills_fired, chosen)
     if drift:
         return (
-            CheckResult(
+            CheckOutcome(
                 CHECK_ID,
                 "error",
                 "the sink's steps differ between two runs of the same batch, so kills cannot be aimed at them",

@@ -1,9 +1,9 @@
 """Running every sink check on one sink: the library entry point behind
 ``python -m harness check-sink`` and the pytest base class.
 
-:func:`check_sink` runs the protocol checks (:mod:`.sink_checks`), the
-``crash-points`` campaign (:mod:`.sink_campaign`), then ``declared-guarantee``:
-the ``crash-anywhere`` campaign (:mod:`.sink_steps`: a fault after each step
+:func:`check_sink` runs the protocol checks (:mod:`.checks`), the
+``crash-points`` campaign (:mod:`.campaign`), then ``declared-guarantee``:
+the ``crash-anywhere`` campaign (:mod:`.steps`: a fault after each step
 of the sink's own code), then ``declared-guarantee``:
 the guarantee the sink actually showed (from the anomaly kinds every check
 observed: :func:`~harness.conformance.guarantees.from_kinds`) must satisfy the
@@ -24,13 +24,13 @@ from typing import Any
 from pyspark.sql.datasource import DataSource
 
 from harness.conformance.guarantees import check_declared, from_kinds, satisfies
-from harness.conformance.results import CheckResult, ConformanceReport, run_check
-from harness.conformance.sink_campaign import CHECK_ID as CRASH_ID
-from harness.conformance.sink_campaign import MODES, run_crash_points
-from harness.conformance.sink_checks import PROTOCOL_CHECKS, ReadBack, SinkProbe, SinkUnderTest
-from harness.conformance.sink_scenario import SINK_POINTS, sink_config
-from harness.conformance.sink_steps import CHECK_ID as ANYWHERE_ID
-from harness.conformance.sink_steps import DEFAULT_STEPS, run_crash_anywhere
+from harness.conformance.results import CheckOutcome, ConformanceReport, run_check
+from harness.conformance.sink.campaign import CHECK_ID as CRASH_ID
+from harness.conformance.sink.campaign import MODES, run_crash_points
+from harness.conformance.sink.checks import PROTOCOL_CHECKS, ReadBack, SinkProbe, SinkUnderTest
+from harness.conformance.sink.scenario import SINK_POINTS, sink_config
+from harness.conformance.sink.steps import CHECK_ID as ANYWHERE_ID
+from harness.conformance.sink.steps import DEFAULT_STEPS, run_crash_anywhere
 from harness.sources.loading import Ref, add_import_root, ref_of
 
 GUARANTEE_ID = "declared-guarantee"
@@ -61,7 +61,7 @@ class _Spark:
         self.session, self.owned = None, False
 
 
-def declared_result(declared: str, checks: Sequence[CheckResult]) -> tuple[CheckResult, dict[str, Any]]:
+def declared_result(declared: str, checks: Sequence[CheckOutcome]) -> tuple[CheckOutcome, dict[str, Any]]:
     kinds = sorted({k for c in checks for k in c.observed if k != "leftover"})
     measured = from_kinds(kinds)
     ran = [c.id for c in checks if c.status in ("pass", "fail", "warn")]
@@ -69,9 +69,9 @@ def declared_result(declared: str, checks: Sequence[CheckResult]) -> tuple[Check
     evidence = ", ".join(f"{c.id}: {'/'.join(c.observed)}" for c in checks if c.observed) or "no anomaly observed"
     info = {"declared": declared, "measured": measured, "evidence": evidence, "basis": basis}
     if satisfies(measured, declared):
-        return CheckResult(GUARANTEE_ID, "pass", f"declared {declared}; measured {measured} ({basis})"), info
+        return CheckOutcome(GUARANTEE_ID, "pass", f"declared {declared}; measured {measured} ({basis})"), info
     return (
-        CheckResult(
+        CheckOutcome(
             GUARANTEE_ID,
             "fail",
             f"declared {declared} but the sink showed {measured} ({basis})",
@@ -142,19 +142,19 @@ def check_sink(
         for cid, fn in PROTOCOL_CHECKS.items():
             skipped = cid in skip
             report.checks.append(
-                CheckResult(cid, "skip", "skipped on request")
+                CheckOutcome(cid, "skip", "skipped on request")
                 if skipped
                 else run_check(cid, functools.partial(fn, probe))
             )
         spark.close()
         if CRASH_ID in skip or not crash_points:
-            report.checks.append(CheckResult(CRASH_ID, "skip", "skipped on request (Spark campaign disabled)"))
+            report.checks.append(CheckOutcome(CRASH_ID, "skip", "skipped on request (Spark campaign disabled)"))
         else:
             echo(f"check-sink {report.subject}: one {faults} fault per crash point ({len(points)} points)")
             result, _summary = run_crash_points(probe, config, root, points=points, mode=faults, seed=seed, echo=echo)
             report.checks.append(result)
         if ANYWHERE_ID in skip or not crash_points:
-            report.checks.append(CheckResult(ANYWHERE_ID, "skip", "skipped on request (Spark campaign disabled)"))
+            report.checks.append(CheckOutcome(ANYWHERE_ID, "skip", "skipped on request (Spark campaign disabled)"))
         else:
             result, report.steps = run_crash_anywhere(
                 probe,
@@ -170,7 +170,7 @@ def check_sink(
             )
             report.checks.append(result)
         g_result, report.guarantee = declared_result(declared, report.checks)
-        report.checks.append(g_result if GUARANTEE_ID not in skip else CheckResult(GUARANTEE_ID, "skip", "on request"))
+        report.checks.append(g_result if GUARANTEE_ID not in skip else CheckOutcome(GUARANTEE_ID, "skip", "on request"))
     finally:
         spark.close()
         report.duration_s = time.monotonic() - t0

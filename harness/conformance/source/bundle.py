@@ -15,8 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from harness.conformance.source_run import SourceOutcome
-from harness.conformance.source_schedule import (
+from harness.conformance.source.run import SourceOutcome
+from harness.conformance.source.schedule import (
     SourceSchedule,
     SourceSubject,
     anomalies_of,

@@ -3,7 +3,7 @@
 Hypothesis draws a :class:`SourceSchedule` (rounds of data the context adds, and in each round an optional
 SIGKILL at a crash point of the batch that round plans; without a context, the batches each round lets the
 source plan and in which of them the kill lands), every example is one end-to-end source run on the
-harness's one engine (:func:`.source_run.run_source`: the source feeds the parquet file sink, which is
+harness's one engine (:func:`.run.run_source`: the source feeds the parquet file sink, which is
 exactly-once on its own, so every lost, duplicated or changed row is the source's), all examples share one
 driver pool with a warm standby, a violation is shrunk (fewer rounds, fewer rows, fewer and earlier kills)
 within the profile's shrink budget and saved as a bundle that ``python -m harness replay`` reruns.
@@ -25,9 +25,9 @@ from hypothesis.errors import Unsatisfiable
 
 from harness.chaos.profiles import Profile
 from harness.chaos.result import source_campaign_command
-from harness.conformance.source_bundle import write_source_bundle
-from harness.conformance.source_run import SourceOutcome
-from harness.conformance.source_schedule import (
+from harness.conformance.source.bundle import write_source_bundle
+from harness.conformance.source.run import SourceOutcome
+from harness.conformance.source.schedule import (
     RAISED,
     SourceSchedule,
     SourceSubject,
@@ -207,7 +207,7 @@ def render_source_campaign(result: SourceCampaignResult, *, color: bool = False)
     if result.discarded:
         lines.insert(2, f"  discarded         {len(result.discarded)} ({_unfired_text(result).split(': ', 1)[1]})")
     if result.subject.contextless:
-        from harness.conformance.source_bundle import REPLAY_NOTE
+        from harness.conformance.source.bundle import REPLAY_NOTE
 
         lines.append(
             "  source            context-less (no --context: its data arrives by itself; each round lets it plan "
@@ -228,7 +228,7 @@ def replay_saved(bundle: Path, profile: Profile, work_dir: Path) -> SourceCampai
     """A saved source bundle replayed once, as a one-example campaign (``failure`` set if it reproduced)."""
     import json
 
-    from harness.conformance.source_bundle import BUNDLE_FILE, load_source_bundle, replay_source_bundle
+    from harness.conformance.source.bundle import BUNDLE_FILE, load_source_bundle, replay_source_bundle
 
     doc = json.loads((bundle / BUNDLE_FILE).read_text())
     subject, schedule = load_source_bundle(doc)

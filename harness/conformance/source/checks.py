@@ -1,12 +1,12 @@
 """The source conformance checks that need no Spark, each a pure judgement of a
-:class:`~harness.conformance.source_probe.SourceProbe`.
+:class:`~harness.conformance.source.probe.SourceProbe`.
 
 Check ids (stable; docs/conformance.md explains each):
 ``offsets-json``, ``offsets-canonical``, ``initial-offset-stable``,
 ``latest-offset-stable``, ``latest-offset-monotonic``, ``read-repeatable``,
 ``read-cross-process``, ``ranges-contiguous``, ``read-between-offsets``,
 ``admission-control`` (the first five, about offsets, live in :mod:`.offset_checks`).
-``end-to-end`` and ``latest-offset-behind-checkpoint`` (Spark) live in :mod:`.source_e2e`.
+``end-to-end`` and ``latest-offset-behind-checkpoint`` (Spark) live in :mod:`.e2e`.
 """
 
 from __future__ import annotations
@@ -16,26 +16,26 @@ from collections.abc import Callable
 
 from pyspark.sql.streaming.datasource import ReadMaxRows
 
-from harness.conformance.offset_checks import (
+from harness.conformance.raised import subject_frame
+from harness.conformance.results import CheckFailed, CheckOutcome, CheckSkipped, run_check
+from harness.conformance.source.offset_checks import (
     initial_offset_stable,
     latest_offset_monotonic,
     latest_offset_stable,
     offsets_canonical,
     offsets_json,
 )
-from harness.conformance.offsets import short
-from harness.conformance.raised import subject_frame
-from harness.conformance.results import CheckFailed, CheckResult, CheckSkipped, run_check
-from harness.conformance.source_probe import SourceProbe, StepFailed, total_rows
+from harness.conformance.source.offsets import short
+from harness.conformance.source.probe import SourceProbe, StepFailed, total_rows
 from harness.sources.reader import diff_rows
 
-Check = Callable[[SourceProbe], "str | CheckResult"]
+Check = Callable[[SourceProbe], "str | CheckOutcome"]
 
 
 def _unwrap(fn: Check) -> Check:
     """Turn a probe step's stored exception into a ``fail`` naming the step."""
 
-    def run(p: SourceProbe) -> str | CheckResult:
+    def run(p: SourceProbe) -> str | CheckOutcome:
         try:
             return fn(p)
         except StepFailed as exc:
@@ -213,12 +213,12 @@ PURE_CHECKS: dict[str, Check] = {
 }
 
 
-def run_pure_checks(probe: SourceProbe, skip: frozenset[str] = frozenset()) -> list[CheckResult]:
+def run_pure_checks(probe: SourceProbe, skip: frozenset[str] = frozenset()) -> list[CheckOutcome]:
     """Every Spark-free check, in catalogue order (``skip``: ids reported as skipped on request)."""
-    out: list[CheckResult] = []
+    out: list[CheckOutcome] = []
     for cid, fn in PURE_CHECKS.items():
         if cid in skip:
-            out.append(CheckResult(cid, "skip", "skipped on request"))
+            out.append(CheckOutcome(cid, "skip", "skipped on request"))
             continue
         out.append(run_check(cid, lambda fn=fn: _unwrap(fn)(probe)))  # type: ignore[misc]
     return out

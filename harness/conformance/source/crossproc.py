@@ -2,7 +2,7 @@
 
 Spark plans partitions on the driver, pickles them, and calls ``read`` in a
 separate Python worker; after a restart everything runs in new processes.
-:func:`read_elsewhere` starts ``python -m harness.conformance.crossproc``
+:func:`read_elsewhere` starts ``python -m harness.conformance.source.crossproc``
 with a given ``PYTHONHASHSEED`` (:func:`other_hash_seeds`, so ``hash()``-dependent row values or
 set-ordered offsets show up), sends the source reference, its options and
 the parent's pickled partitions, and gets back what that process saw: the
@@ -66,7 +66,7 @@ def read_elsewhere(
     }
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "harness.conformance.crossproc"],
+            [sys.executable, "-m", "harness.conformance.source.crossproc"],
             input=pickle.dumps(request),
             capture_output=True,
             timeout=timeout_s,
@@ -86,7 +86,7 @@ def _serve(request: dict[str, Any]) -> dict[str, Any]:
 
     from pyspark import cloudpickle
 
-    from harness.conformance.offsets import dumps
+    from harness.conformance.source.offsets import dumps
     from harness.sources.reader import SourceUnderTest
 
     module, attr = request["ref"]

@@ -4,7 +4,7 @@ parquet file sink must be exactly-once.
 The file sink is exactly-once on its own (its ``_spark_metadata`` log hides
 files of uncommitted attempts), so any lost, duplicated or changed row comes
 from the source: offsets that do not replay, reads that differ on a replay,
-data that moved. The run (:func:`harness.conformance.source_run.run_source`)
+data that moved. The run (:func:`harness.conformance.source.run.run_source`)
 feeds one round of data through the external context per kill and kills the
 driver at ``after_offsets_logged`` (the batch is re-run from its logged
 offsets), ``after_commit_logged`` (the next batch starts from the committed
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.conformance.raised import find_raised, log_texts
-from harness.conformance.results import CheckResult
-from harness.conformance.source_run import SourceOutcome, python_source_spec, run_source
+from harness.conformance.results import CheckOutcome
+from harness.conformance.source.run import SourceOutcome, python_source_spec, run_source
 from harness.sources.contexts import ContextFactory, feeds_data, make_context
 from harness.sources.loading import Ref, add_import_root
 from harness.sources.reader import SourceUnderTest
@@ -40,7 +40,7 @@ def offsets_behind(checkpoint: Path) -> tuple[list[str], int]:
     """Each logged batch the checkpoint inspector finds moving backwards from the batch before it
     (``offset-regression``: a ``latestOffset`` that fell behind the checkpoint it was restarted from), named
     with both offsets; and the number of logged batches."""
-    from harness.conformance.offsets import regressions, short
+    from harness.conformance.source.offsets import regressions, short
     from harness.inspector import CheckpointError, inspect_checkpoint
 
     try:
@@ -56,11 +56,11 @@ def offsets_behind(checkpoint: Path) -> tuple[list[str], int]:
     return bad, len(logged)
 
 
-def behind_result(checkpoint: Path) -> CheckResult:
+def behind_result(checkpoint: Path) -> CheckOutcome:
     """``latest-offset-behind-checkpoint`` of a finished end-to-end run."""
     bad, n = offsets_behind(checkpoint)
     if bad:
-        return CheckResult(
+        return CheckOutcome(
             BEHIND_ID,
             "fail",
             "latestOffset fell behind the checkpoint: Spark planned a batch that ends before the previous one "
@@ -71,8 +71,8 @@ def behind_result(checkpoint: Path) -> CheckResult:
             observed=("lost", "duplicate"),
         )
     if n < 2:
-        return CheckResult(BEHIND_ID, "skip", f"the run logged {n} batch(es): nothing to compare")
-    return CheckResult(BEHIND_ID, "pass", f"the end offsets of all {n} logged batches only move forward")
+        return CheckOutcome(BEHIND_ID, "skip", f"the run logged {n} batch(es): nothing to compare")
+    return CheckOutcome(BEHIND_ID, "pass", f"the end offsets of all {n} logged batches only move forward")
 
 
 def describe_anomalies(outcome: SourceOutcome) -> list[str]:
@@ -101,7 +101,7 @@ def run_end_to_end(
     batch_rows: int = 30,
     echo: Callable[[str], None] = print,
     keep: bool = False,
-) -> tuple[CheckResult, CheckResult]:
+) -> tuple[CheckOutcome, CheckOutcome]:
     """The ``end-to-end`` and ``latest-offset-behind-checkpoint`` results of one run in ``workdir`` (kept on
     failure or with ``keep``). Without a context that feeds data, each query runs ``CONTEXTLESS_BATCHES``
     batches of the data that arrives by itself, and the one kill is at ``after_offsets_logged`` of batch
@@ -131,10 +131,10 @@ def run_end_to_end(
     return main, behind
 
 
-def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckResult:
+def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckOutcome:
     fired = ", ".join(f"{k['point']} (batch {k['batch']})" for k in outcome.kills_fired) or "none"
     if outcome.stalls:
-        return CheckResult(
+        return CheckOutcome(
             CHECK_ID,
             "fail",
             f"the query stopped making progress: after round(s) {', '.join(map(str, outcome.stalls))} the context "
@@ -148,7 +148,7 @@ def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckResult:
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
         raised = find_raised([outcome.error or "", *log_texts(outcome.run_dir)])
         if raised is not None:  # the subject's own code failed the query: a finding, not an infrastructure error
-            return CheckResult(
+            return CheckOutcome(
                 CHECK_ID,
                 "fail",
                 f"the source raised inside Spark and the query failed: {raised.describe()}",
@@ -156,7 +156,7 @@ def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckResult:
                 fix="a source must read every range it planned; run that method on the same offsets to see the "
                 "traceback (the driver logs in the run directory hold Spark's copy)",
             )
-        return CheckResult(
+        return CheckOutcome(
             CHECK_ID,
             "error",
             f"no verdict: {why[0]}",
@@ -167,7 +167,7 @@ def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckResult:
     result = outcome.result
     assert result is not None
     if result.verdict == "exactly-once" and not result.observed_rows and not result.expected_rows:
-        return CheckResult(
+        return CheckOutcome(
             CHECK_ID,
             "skip",
             f"the run read 0 rows (kills at {fired}), so exactly-once was not tested: give a context that adds data, "
@@ -177,7 +177,7 @@ def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckResult:
     if result.verdict == "exactly-once":
         if not keep:
             shutil.rmtree(workdir / "run", ignore_errors=True)
-        return CheckResult(
+        return CheckOutcome(
             CHECK_ID,
             "pass",
             f"exactly-once into the parquet file sink: {result.observed_rows} rows after {len(outcome.kills_fired)} "
@@ -190,7 +190,7 @@ def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckResult:
             ),
         )
     counts = ", ".join(f"{n} {k}" for k, n in result.counts().items())
-    return CheckResult(
+    return CheckOutcome(
         CHECK_ID,
         "fail",
         f"not exactly-once under kill/restart into an exactly-once sink: {counts} (kills at {fired})",

@@ -1,14 +1,14 @@
 """The source checks about offsets (no Spark): ``offsets-json``, ``offsets-canonical``,
 ``initial-offset-stable``, ``latest-offset-stable``, ``latest-offset-monotonic``; each a pure judgement of a
-:class:`~harness.conformance.source_probe.SourceProbe` (registered in :mod:`.source_checks`)."""
+:class:`~harness.conformance.source.probe.SourceProbe` (registered in :mod:`.checks`)."""
 
 from __future__ import annotations
 
 import json
 
-from harness.conformance.offsets import dumps, json_problems, regressions, short
-from harness.conformance.results import CheckFailed, CheckResult
-from harness.conformance.source_probe import ADVANCES, SourceProbe, StepFailed
+from harness.conformance.results import CheckFailed, CheckOutcome
+from harness.conformance.source.offsets import dumps, json_problems, regressions, short
+from harness.conformance.source.probe import ADVANCES, SourceProbe, StepFailed
 
 
 def offsets_json(p: SourceProbe) -> str:
@@ -57,14 +57,14 @@ def offsets_canonical(p: SourceProbe) -> str:
     return "equal offsets always produce identical JSON text" + note
 
 
-#: Ids of the two habit checks: a difference they find is a ``note``; :func:`.source_suite.check_source` adds
+#: Ids of the two habit checks: a difference they find is a ``note``; :func:`.suite.check_source` adds
 #: what the end-to-end run measured.
 INITIAL_ID = "initial-offset-stable"
 STABLE_ID = "latest-offset-stable"
 NOTE_IDS = (INITIAL_ID, STABLE_ID)
 
 
-def initial_offset_stable(p: SourceProbe) -> str | CheckResult:
+def initial_offset_stable(p: SourceProbe) -> str | CheckOutcome:
     """``note`` when readers or processes answer ``initialOffset()`` differently (a clock-driven start, like
     Kafka's ``startingOffsets=latest``). Not a contract breach: Spark asks once to compute the first batch's
     end and once more to plan it, and again after a restart before the first commit, so only batch 0 can
@@ -79,7 +79,7 @@ def initial_offset_stable(p: SourceProbe) -> str | CheckResult:
     except StepFailed:
         note = " (the other processes could not read: see read-cross-process)"
     if bad:
-        return CheckResult(
+        return CheckOutcome(
             INITIAL_ID,
             "note",
             "initialOffset() differs between reader instances (it follows the clock or a counter): Spark plans "
@@ -92,7 +92,7 @@ def initial_offset_stable(p: SourceProbe) -> str | CheckResult:
     return f"initialOffset() is {short(o.i)} in every reader and process" + note
 
 
-def latest_offset_stable(p: SourceProbe) -> str | CheckResult:
+def latest_offset_stable(p: SourceProbe) -> str | CheckOutcome:
     """``note`` when, with no data added, a repeated call, a second reader or a reader restarted from a
     checkpointed offset reports another offset (forward or back). Spark asks each reader once per trigger with
     the previous batch's end as ``start``, so a per-call or per-instance answer is not a contract breach; what
@@ -110,7 +110,7 @@ def latest_offset_stable(p: SourceProbe) -> str | CheckResult:
         back = regressions(earlier, later)
         moved.append(f"{label}: {short(earlier)} then {short(later)}" + (f" ({'; '.join(back[:3])})" if back else ""))
     if moved:
-        return CheckResult(
+        return CheckOutcome(
             STABLE_ID,
             "note",
             "latestOffset answers depend on the reader instance or on how often it was asked, not only on the data "

@@ -32,8 +32,8 @@ from typing import Any, TypeVar
 
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
 
-from harness.conformance.crossproc import other_hash_seeds, read_elsewhere
-from harness.conformance.offsets import dumps
+from harness.conformance.source.crossproc import other_hash_seeds, read_elsewhere
+from harness.conformance.source.offsets import dumps
 from harness.sources.contexts import SourceContext, feeds_data
 from harness.sources.loading import Ref
 from harness.sources.reader import Reader, Rows, SourceUnderTest

@@ -3,7 +3,7 @@
 :func:`run_source` plays ``rounds`` rounds of *feed data, run until caught up*
 against one run directory, whose ``source_run.json`` makes the harness driver
 run the source under test into the parquet file sink
-(:mod:`.source_query`). Before round ``r`` (``r < len(kill_points)``, unless
+(:mod:`.query`). Before round ``r`` (``r < len(kill_points)``, unless
 ``kill_points[r]`` is ``None``) a kill rule is added to the fault plan at ``kill_points[r]`` of the batch that round
 will plan (the newest logged batch id + 1), so each kill fires in its own
 batch. A driver killed by a planned fault is replaced by a new one (a new JVM,
@@ -43,7 +43,7 @@ from harness.verdict.checker import BatchSpan, CheckResult
 
 Feeder = Callable[[int], dict[str, Any]]
 #: What the harness driver opens a source run's directory with (:func:`harness.engine.driver.open_run`).
-HANDLER = "harness.conformance.source_query:SourceQuery"
+HANDLER = "harness.conformance.source.query:SourceQuery"
 
 
 @dataclass
@@ -123,8 +123,8 @@ def verdict(run_dir: Path, spec: dict[str, Any], faults: Sequence[dict[str, Any]
 
 
 def python_source_spec(source: Any, ref: Any, context_options: Mapping[str, Any]) -> dict[str, Any]:
-    """The run spec of a Python ``DataSource`` under test (a :class:`~.reader.SourceUnderTest` and its
-    :class:`~.loading.Ref`): its options are the context's, overridden by the source's own."""
+    """The run spec of a Python ``DataSource`` under test (a :class:`~harness.sources.reader.SourceUnderTest` and its
+    :class:`~harness.sources.loading.Ref`): its options are the context's, overridden by the source's own."""
     options = {**{str(k): str(v) for k, v in context_options.items()}, **source.options}
     return {"kind": "python", "format": source.name, "options": options, "python_ref": [ref.module, ref.attr]}
 

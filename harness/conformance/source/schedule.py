@@ -1,6 +1,6 @@
 """One example of a source chaos campaign: the source under test (:class:`SourceSubject`), what the
 campaign draws (:class:`SourceSchedule`) and how one schedule is played end to end under real SIGKILLs
-on the harness's one engine (:func:`play`, :func:`.source_run.run_source`).
+on the harness's one engine (:func:`play`, :func:`.run.run_source`).
 
 A subject with a context (``--context``) is fed by it: each round adds rows and may kill the batch it plans.
 A subject without one is *context-less*: its data arrives by itself (a poller, a live feed, a counter, the
@@ -17,8 +17,8 @@ from typing import Any, overload
 
 from hypothesis import strategies as st
 
-from harness.conformance.source_e2e import KILL_POINTS
-from harness.conformance.source_run import SourceOutcome, python_source_spec, run_source
+from harness.conformance.source.e2e import KILL_POINTS
+from harness.conformance.source.run import SourceOutcome, python_source_spec, run_source
 
 #: The anomaly kind of an example whose query failed by an exception of the source's own code.
 RAISED = "source-raised"

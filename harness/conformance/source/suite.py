@@ -2,7 +2,7 @@
 ``python -m harness check-source`` and the pytest base class.
 
 :func:`check_source` builds the external context in a fresh work directory,
-runs the Spark-free checks on a :class:`~harness.conformance.source_probe.SourceProbe`,
+runs the Spark-free checks on a :class:`~harness.conformance.source.probe.SourceProbe`,
 then (unless disabled) the Spark-backed ``end-to-end`` check with a second,
 fresh context, and returns a :class:`~harness.conformance.results.ConformanceReport`.
 """
@@ -18,10 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.conformance.offset_checks import NOTE_IDS
-from harness.conformance.results import CheckResult, ConformanceReport
-from harness.conformance.source_checks import PURE_CHECKS, run_pure_checks
-from harness.conformance.source_probe import SourceProbe
+from harness.conformance.results import CheckOutcome, ConformanceReport
+from harness.conformance.source.checks import PURE_CHECKS, run_pure_checks
+from harness.conformance.source.offset_checks import NOTE_IDS
+from harness.conformance.source.probe import SourceProbe
 from harness.sources.contexts import ContextFactory, make_context
 from harness.sources.loading import Ref, ref_of
 from harness.sources.reader import SourceUnderTest
@@ -81,16 +81,16 @@ def check_source(
             probe.close()
         if E2E_ID in skip or not end_to_end:
             reason = "skipped on request" if E2E_ID in skip else "Spark-backed check disabled (end_to_end=False)"
-            report.checks += [CheckResult(E2E_ID, "skip", reason), CheckResult(BEHIND_ID, "skip", reason)]
+            report.checks += [CheckOutcome(E2E_ID, "skip", reason), CheckOutcome(BEHIND_ID, "skip", reason)]
         else:
-            from harness.conformance.source_e2e import run_end_to_end
+            from harness.conformance.source.e2e import run_end_to_end
 
             echo(f"check-source {report.subject}: end-to-end under SIGKILL(s) into the parquet file sink")
             e2e, behind = run_end_to_end(
                 source, ref, context, root / "e2e", kills=kills, batch_rows=batch_rows, echo=echo
             )
             if BEHIND_ID in skip:
-                behind = CheckResult(BEHIND_ID, "skip", "skipped on request")
+                behind = CheckOutcome(BEHIND_ID, "skip", "skipped on request")
             report.checks += [e2e, behind]
         report.checks = consequences(report.checks)
     finally:
@@ -100,7 +100,7 @@ def check_source(
     return report
 
 
-def consequences(checks: list[CheckResult]) -> list[CheckResult]:
+def consequences(checks: list[CheckOutcome]) -> list[CheckOutcome]:
     """Each ``note`` of a habit check (:data:`~.offset_checks.NOTE_IDS`) says what the end-to-end run measured:
     no consequence when it was exactly-once, a possible cause when it failed. A note never becomes a failure:
     the failing contract check says what is wrong."""
