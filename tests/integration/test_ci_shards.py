@@ -1,4 +1,4 @@
-"""The README's "Running in CI" matrix job, its ``run:`` lines executed in bash as a runner does: run 1's shard 1
+"""docs/ci.md's sharded matrix job, its ``run:`` lines executed in bash as a runner does: run 1's shard 1
 finds and shrinks the duplicate of the at-least-once ``foreachBatch`` sink and saves it in its example database;
 run 1's merge job assembles the shards' artifacts (results, bundles, database) and gives a verdict although
 shard 2's job left nothing; run 2's shard 2 restores that database (the cache) and replays the failure as its
@@ -23,8 +23,8 @@ DATABASE = Path(".harness") / "examples"
 
 
 def readme_job() -> str:
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### Sharded campaigns") :]
+    text = (ROOT / "docs" / "ci.md").read_text()
+    section = text[text.index("## Sharded campaigns") :]
     return section.split("```yaml", 1)[1].split("```", 1)[0]
 
 
@@ -63,7 +63,7 @@ def test_the_readme_ci_matrix_shares_a_failure_across_runs_and_merges_to_one_ver
     job = readme_job()
     for needed in ("actions/cache/restore@v4", "actions/cache/save@v4", "include-hidden-files: true",
                    "merge-multiple: true", f"path: {DATABASE}"):  # fmt: skip
-        assert needed in job, f"the README job lost {needed!r}: the database would not reach the next run"
+        assert needed in job, f"the docs/ci.md job lost {needed!r}: the database would not reach the next run"
     assert job.index("actions/cache/save@v4") > job.index(" merge ") and "if: always()" in job.split("cache/save")[1]
     chaos, merge = readme_ci_commands()
 

@@ -237,8 +237,8 @@ def test_cli_input_errors_exit_2_with_one_line(
     assert fragment in err and err.startswith("harness: ") and len(err.splitlines()) == 1
 
 
-def test_readme_example_is_the_tested_file() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_documented_kit_example_is_the_tested_file() -> None:
+    readme = (ROOT / "docs" / "getting-started.md").read_text()
     start = readme.index("from harness.conformance import replayable_context")
     snippet = readme[start : readme.index("```", start)]
     tested = (ROOT / "tests/integration/test_conformance_readme.py").read_text()

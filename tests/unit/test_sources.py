@@ -199,9 +199,9 @@ def test_a_file_source_run_is_one_batch_per_round_in_the_schedule() -> None:
     )
 
 
-def test_the_readme_orders_example_is_the_code_the_suite_runs() -> None:
+def test_the_documented_orders_example_is_the_code_the_suite_runs() -> None:
     root = Path(__file__).resolve().parents[2]
-    readme = (root / "README.md").read_text()
+    readme = (root / "docs" / "getting-started.md").read_text()
     after = readme[readme.index("<!-- orders-example") :]
     blocks = after.split("```python\n")[1:4]
     sources = [
@@ -213,7 +213,7 @@ def test_the_readme_orders_example_is_the_code_the_suite_runs() -> None:
         lines = [line for line in block.split("```")[0].splitlines() if line.strip()]
         assert lines
         missing = [line for line in lines if line not in source.splitlines()]
-        assert not missing, f"README lines not in the code the suite runs: {missing}"
+        assert not missing, f"getting-started.md lines not in the code the suite runs: {missing}"
 
 
 def _raises(seed: int, partition: int, offset: int, seq: int) -> dict[str, Any]:
