@@ -18,8 +18,8 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from scenarios.tws_sessions import OUTPUT_COLUMNS, SessionProcessor, sessions_with
-from scenarios.tws_sessions import SCENARIO as SESSIONS_SCENARIO
+from scenarios.library.tws_sessions import OUTPUT_COLUMNS, SessionProcessor, sessions_with
+from scenarios.library.tws_sessions import SCENARIO as SESSIONS_SCENARIO
 
 
 class LeakyTimerProcessor(SessionProcessor):

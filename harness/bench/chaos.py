@@ -59,7 +59,7 @@ def campaign_specs(scenario: str, examples: int, profile: str = "ci", seed_value
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
     from harness.chaos.profiles import get_profile
-    from scenarios.strategies import chaos_specs
+    from harness.chaos.strategies import chaos_specs
 
     prof = get_profile(profile)
     drawn: list[RunSpec] = []

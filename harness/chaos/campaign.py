@@ -31,6 +31,7 @@ from harness.chaos.database import campaign_key, describe_database, open_databas
 from harness.chaos.profiles import Profile
 from harness.chaos.result import CampaignResult, ExampleRecord
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
+from harness.chaos.strategies import chaos_specs, describe_spec
 from harness.engine.outcome import RunOutcome
 from harness.engine.pool import DriverPool
 from harness.engine.report import summary_line, to_json
@@ -38,7 +39,6 @@ from harness.engine.rundir import RunPaths
 from harness.engine.runner import Runner
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
-from scenarios.strategies import chaos_specs, describe_spec
 
 #: Points whose planned faults may not come in a run without anything being wrong: a replayed batch that takes
 #: fewer steps than the census, a timed kill whose query stopped sooner. An example whose only unfired faults

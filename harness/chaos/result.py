@@ -14,11 +14,11 @@ from typing import Any
 from fault_injectors.plan import STEP_POINT, TIMED_POINT
 from harness.chaos.profiles import PROFILES, Profile
 from harness.chaos.shards import BLOCK_EXAMPLES
+from harness.chaos.strategies import describe_spec
 from harness.engine.commandline import harness_command
 from harness.engine.report import campaign_tail
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
-from scenarios.strategies import describe_spec
 
 
 @dataclass

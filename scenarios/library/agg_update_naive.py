@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from fault_injectors.plan import ALL_CRASH_POINTS
 from fault_injectors.sinks import crash_injecting_foreach_batch
-from scenarios.agg_watermark_append import GROUP, aggregate
-from scenarios.agg_watermark_update import TABLE, ensure_table, quote, read_table
 from scenarios.base import OracleContext, Scenario, SinkContext
+from scenarios.library.agg_watermark_append import GROUP, aggregate
+from scenarios.library.agg_watermark_update import TABLE, ensure_table, quote, read_table
 from scenarios.presets import EVENT_TIME
 from scenarios.sinks._sql import encode_row
 from scenarios.sinks.sqlite_upsert import connect

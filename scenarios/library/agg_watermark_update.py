@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fault_injectors.sinks import crash_injecting_foreach_batch
-from scenarios.agg_watermark_append import GROUP, aggregate
 from scenarios.base import OracleContext, Scenario, SinkContext
+from scenarios.library.agg_watermark_append import GROUP, aggregate
 from scenarios.presets import EVENT_TIME
 from scenarios.sinks._sql import column_types, decode_sqlite, encode_row
 from scenarios.sinks.sqlite_upsert import connect

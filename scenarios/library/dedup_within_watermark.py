@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scenarios.base import Scenario
-from scenarios.dedup_stream import DEDUP_KEY, distinct_keys, with_dedup_columns
+from scenarios.library.dedup_stream import DEDUP_KEY, distinct_keys, with_dedup_columns
 from scenarios.presets import EVENT_TIME, STATEFUL_FILE_SINK
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import dataclasses
 
 from scenarios.base import Scenario
-from scenarios.file_sink_stateless import transform
-from scenarios.foreachbatch_append_naive import SCENARIO as APPEND_NAIVE
+from scenarios.library.file_sink_stateless import transform
+from scenarios.library.foreachbatch_append_naive import SCENARIO as APPEND_NAIVE
 from scenarios.presets import FILE_SINK
 from scenarios.sources import FileDirectory
 

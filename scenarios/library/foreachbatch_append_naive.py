@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.base import Scenario, SinkContext, read_parquet_output
-from scenarios.file_sink_stateless import transform
+from scenarios.library.file_sink_stateless import transform
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

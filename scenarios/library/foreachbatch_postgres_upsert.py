@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.base import Scenario, SinkContext
-from scenarios.file_sink_stateless import transform
-from scenarios.foreachbatch_sqlite_upsert import FOREACH_BATCH_POINTS
+from scenarios.library.file_sink_stateless import transform
+from scenarios.library.foreachbatch_sqlite_upsert import FOREACH_BATCH_POINTS
 from scenarios.presets import PYTHON_SINK
 from scenarios.sinks.pg_cluster import throwaway_postgres
 from scenarios.sinks.postgres_upsert import read_postgres, upsert_into_postgres

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from fault_injectors.plan import ALL_CRASH_POINTS
 from fault_injectors.sinks import crash_injecting_foreach_batch
 from scenarios.base import Scenario, SinkContext
-from scenarios.file_sink_stateless import transform
+from scenarios.library.file_sink_stateless import transform
 from scenarios.presets import PYTHON_SINK
 from scenarios.sinks.sqlite_upsert import read_sqlite, upsert_into_sqlite
 

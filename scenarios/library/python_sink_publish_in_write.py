@@ -5,7 +5,7 @@ Purpose: a known at-least-once Python sink
 harness catches the most common connector mistake: making rows visible in the
 executor-side ``write()`` instead of the driver-side ``commit()``.
 Faults: SIGKILL at every crash point a Python sink reaches (see
-:mod:`scenarios.python_sink_transactional`).
+:mod:`scenarios.library.python_sink_transactional`).
 Guarantee checked: exactly-once, which this sink does *not* give. When the
 driver dies after write tasks of batch N published their rows but before
 Spark wrote ``commits/N`` (``sink.commit.before``, ``sink.commit.after``, and
@@ -22,9 +22,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scenarios.base import Scenario, SinkContext
-from scenarios.file_sink_stateless import transform
+from scenarios.library.file_sink_stateless import transform
+from scenarios.library.python_sink_transactional import PYTHON_SINK_POINTS, crash_injecting_sink
 from scenarios.presets import PYTHON_SINK
-from scenarios.python_sink_transactional import PYTHON_SINK_POINTS, crash_injecting_sink
 from scenarios.sinks.publish_in_write import read_published
 
 if TYPE_CHECKING:

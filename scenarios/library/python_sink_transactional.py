@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from fault_injectors.plan import ALL_CRASH_POINTS
 from scenarios.base import Scenario, SinkContext
-from scenarios.file_sink_stateless import transform
+from scenarios.library.file_sink_stateless import transform
 from scenarios.presets import PYTHON_SINK
 from scenarios.sinks.transactional import read_visible
 

@@ -35,8 +35,8 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from fault_injectors.plan import ALL_CRASH_POINTS
 from fault_injectors.sinks import crash_injecting_foreach_batch
-from scenarios.agg_watermark_append import last_batch_start
 from scenarios.base import OracleContext, Scenario, SinkContext, StateExpectation
+from scenarios.library.agg_watermark_append import last_batch_start
 from scenarios.presets import NO_DATA_BATCHES_OFF
 from scenarios.sinks.sqlite_upsert import read_sqlite, upsert_into_sqlite
 

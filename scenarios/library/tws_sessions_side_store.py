@@ -22,8 +22,8 @@ import os
 from pathlib import Path
 
 from scenarios.base import Scenario, run_output
+from scenarios.library.tws_sessions import SESSIONS, Session, SessionProcessor, oracle, sessions_with
 from scenarios.sinks._files import atomic_write_text
-from scenarios.tws_sessions import SESSIONS, Session, SessionProcessor, oracle, sessions_with
 
 SIDE_STORE = "side-store"
 

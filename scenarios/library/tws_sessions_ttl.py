@@ -17,7 +17,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scenarios.base import OracleContext, Scenario
-from scenarios.tws_sessions import OUTPUT_DDL, SESSIONS, SessionProcessor, expected_records, input_rows, sessions_with
+from scenarios.library.tws_sessions import (
+    OUTPUT_DDL,
+    SESSIONS,
+    SessionProcessor,
+    expected_records,
+    input_rows,
+    sessions_with,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -2,7 +2,7 @@
 pipeline with one broken sink is caught, for Spark's file source (JSON and CSV files the harness
 publishes) and for the replayable source with a user's schema. The pipelines are
 :mod:`examples.pipelines.orders` (a user's JSON events with a nested struct, aggregated) and
-:mod:`scenarios.file_source_json`."""
+:mod:`scenarios.library.file_source_json`."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_user_pipeline_on_json_files_without_a_batch_marker_counts_a_replay_twic
 
 
 def test_csv_files_naive_append_duplicates_are_located_in_the_killed_batch(run: Any) -> None:
-    doc, log = run("scenarios.file_source_json:NAIVE_APPEND", "sink.commit.after:1", rounds=2)
+    doc, log = run("scenarios.library.file_source_json:NAIVE_APPEND", "sink.commit.after:1", rounds=2)
     assert doc["verdict"] == "violated", log
     dupes = [a for a in doc["anomalies"] if a["kind"] == "duplicate"]
     assert dupes and {a["kind"] for a in doc["anomalies"]} == {"duplicate"}, log

@@ -131,8 +131,8 @@ def test_a_replayed_batch_is_skipped_for_the_sink_but_still_computed_for_state(
     (STATE_STORE_COMMIT_VALIDATION_FAILED) on every restart."""
     from pyspark.errors import StreamingQueryException
 
-    from scenarios.agg_watermark_append import aggregate
-    from scenarios.agg_watermark_update import read_table, upsert_by_group
+    from scenarios.library.agg_watermark_append import aggregate
+    from scenarios.library.agg_watermark_update import read_table, upsert_by_group
     from scenarios.replayable_source import FORMAT
 
     sc = get_scenario("agg_watermark_update")

@@ -7,6 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.chaos.strategies import chaos_specs
 from harness.engine.schedule import build_schedule
 from harness.inspector.boundaries import (
     FILE_SINK_COMPACTION,
@@ -15,7 +16,6 @@ from harness.inspector.boundaries import (
     compaction_batches,
 )
 from scenarios import get_scenario
-from scenarios.strategies import chaos_specs
 
 STATELESS = get_scenario("file_sink_stateless")
 

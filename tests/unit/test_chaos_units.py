@@ -9,10 +9,10 @@ from hypothesis import given, settings
 
 from harness.chaos.bundle import anomaly_keys, load_bundle
 from harness.chaos.profiles import PROFILE_ENV, PROFILES, get_profile
+from harness.chaos.strategies import chaos_specs, describe_spec
 from harness.engine.schedule import build_schedule
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
-from scenarios.strategies import chaos_specs, describe_spec
 
 NAIVE = get_scenario("foreachbatch_append_naive")
 

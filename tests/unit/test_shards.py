@@ -15,9 +15,9 @@ from harness.chaos.campaign import _block_test
 from harness.chaos.database import DatabaseError, campaign_key, describe_database, open_database, saved_failures
 from harness.chaos.profiles import get_profile
 from harness.chaos.shards import BLOCK_EXAMPLES, Block, Shard, campaign_blocks, idle_shard_message, shard_blocks
+from harness.chaos.strategies import chaos_specs
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
-from scenarios.strategies import chaos_specs
 
 CI = get_profile("ci")
 

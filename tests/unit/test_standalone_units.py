@@ -16,6 +16,7 @@ from hypothesis import given, settings
 
 from fault_injectors.crash import CLUSTER_FILE_ENV, InjectedFault, kill_cluster_daemon
 from fault_injectors.plan import FaultRule
+from harness.chaos.strategies import chaos_specs
 from harness.engine.spec import RunSpec
 from harness.spark.standalone import (
     ClusterError,
@@ -26,7 +27,6 @@ from harness.spark.standalone import (
     parse_standalone,
 )
 from scenarios import get_scenario
-from scenarios.strategies import chaos_specs
 
 
 def test_standalone_masters_are_parsed_and_bad_ones_say_what_to_give() -> None:

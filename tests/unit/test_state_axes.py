@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.chaos.strategies import chaos_specs, describe_spec
 from harness.engine.spec import RunSpec
 from harness.spark.session import apply_run_confs
 from scenarios import all_scenarios, get_scenario
-from scenarios.strategies import chaos_specs, describe_spec
 
 AGG = get_scenario("agg_watermark_append")
 STATELESS = get_scenario("file_sink_stateless")

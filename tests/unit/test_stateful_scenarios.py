@@ -24,11 +24,12 @@ from hypothesis import strategies as st
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType, TimestampType
 
 from fault_injectors.plan import CRASH_POINTS
-from scenarios import agg_update_naive as naive
-from scenarios import agg_watermark_append, agg_watermark_update, dedup_stream, dedup_within_watermark, presets
-from scenarios import stream_stream_join as ssj
+from scenarios import presets
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
+from scenarios.library import agg_update_naive as naive
+from scenarios.library import agg_watermark_append, agg_watermark_update, dedup_stream, dedup_within_watermark
+from scenarios.library import stream_stream_join as ssj
 from scenarios.sinks.sqlite_upsert import connect
 
 SLOT_MS = 10_000

@@ -16,10 +16,10 @@ from fault_injectors.crash import FIRED_DIR, PLAN_FILE, read_ledger
 from fault_injectors.plan import TIMED_POINT, FaultPlan, FaultPlanError, FaultRule
 from harness.chaos.profiles import get_profile
 from harness.chaos.result import _point_of
+from harness.chaos.strategies import TIMED_MAX_MS, chaos_specs
 from harness.cli.main import parse_kill
 from harness.engine.spec import RunSpec, kill_argument
 from scenarios import get_scenario
-from scenarios.strategies import TIMED_MAX_MS, chaos_specs
 from tests.unit.watcher_child import run_watcher
 
 NAIVE = get_scenario("foreachbatch_append_naive")

@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scenarios import tws_sessions as tws
+from scenarios.library import tws_sessions as tws
 from scenarios.rowgen import SourceConfig
 
 T0 = 1_700_000_000_000

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.chaos.strategies import chaos_specs
 from harness.engine.schedule import build_schedule
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.admission import plan_batches
-from scenarios.strategies import chaos_specs
 
 STATELESS = get_scenario("file_sink_stateless")  # 2 partitions, 1 row per offset, batches of 40 rows
 EVENT_TIME = get_scenario("agg_watermark_append")  # 1 partition, 2 rows per offset, batches of 20 rows

@@ -1,0 +1,32 @@
+"""The catalogue: the harness's built-in pipelines, one module each (a module defining ``SCENARIO`` is
+registered by existing; :func:`scenarios.all_scenarios` scans this package). "correct" pipelines must pass
+every schedule; "broken" ones are known at-least-once and must be flagged under the right fault.
+
+Stateless (map/filter of the replayable source):
+
+- ``file_sink_stateless``: parquet file sink; the baseline. Correct.
+- ``file_source_json``: Spark's JSON file source instead of the replayable one, parquet file sink. Correct.
+- ``foreachbatch_sqlite_upsert``: ``foreachBatch`` insert into SQLite with a batch-id ledger. Correct.
+- ``foreachbatch_postgres_upsert``: the same pattern into PostgreSQL (a throw-away cluster). Correct.
+- ``foreachbatch_append_naive``: ``foreachBatch`` appending parquet, no batch-id dedup. Broken: duplicates.
+- ``python_sink_transactional``: Python ``DataSourceStreamWriter`` staging in ``write()``, publishing in
+  ``commit()``. Correct.
+- ``python_sink_publish_in_write``: Python sink publishing in ``write()``. Broken: duplicates on replay.
+
+Stateful:
+
+- ``agg_watermark_append``: 10-s windowed count/sum with a watermark, append mode, parquet file sink. Correct.
+- ``agg_watermark_update``: the same aggregation in update mode, SQLite upsert by group + ledger. Correct.
+- ``agg_update_naive``: per-batch aggregates added into SQLite without a ledger. Broken: over-counts a replay.
+- ``dedup_stream``: ``dropDuplicates`` with a watermark, parquet file sink. Correct.
+- ``dedup_within_watermark``: ``dropDuplicatesWithinWatermark``, parquet file sink. Correct.
+- ``stream_stream_join``: inner join of two partitions within 5 s, watermarks on both sides. Correct.
+- ``tws_sessions``: ``transformWithStateInPandas`` sessions (value/map/list state, event-time timers),
+  ``foreachBatch`` SQLite sink. Correct.
+- ``tws_sessions_ttl``: ``tws_sessions`` in processing-time mode with a state TTL, no timers. Correct.
+- ``tws_sessions_side_store``: ``tws_sessions`` keeping the open session outside Spark's state. Broken: a
+  replayed batch is counted into the sessions twice.
+
+The framework these are built from (``Scenario``, sources, row generation, the tap, presets, the sinks they
+share) lives in the parent package :mod:`scenarios`; ``docs/scenarios.md`` describes each pipeline in full.
+"""
