@@ -89,3 +89,29 @@ def recorded_answers(record: Path) -> list[Any]:
         except ValueError:
             continue
     return out
+
+
+def _leaves(value: Any, prefix: str = "") -> dict[str, float]:
+    if isinstance(value, bool):
+        return {}
+    if isinstance(value, int | float):
+        return {prefix: value}
+    out: dict[str, float] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.update(_leaves(v, f"{prefix}.{k}"))
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            out.update(_leaves(v, f"{prefix}[{i}]"))
+    return out
+
+
+def oracle_spans(start: Any, first_end: Any, end: Any) -> list[tuple[Any, Any]]:
+    """The offset ranges an oracle reads for ``[start, end)``: the one range, so that a source whose ranges
+    overlap or leave gaps at batch boundaries is caught; split at ``first_end`` (``offsets/0``) only when
+    ``start`` lies past it in some numeric leaf, because then Spark planned batch 0 as an inverted range (a
+    clock-driven start asked again after ``offsets/0`` was computed, measured) and read ``[first_end, end)``
+    after it."""
+    old, new = _leaves(start), _leaves(first_end)
+    inverted = any(k in new and new[k] < v for k, v in old.items())
+    return [(start, first_end), (first_end, end)] if inverted and first_end != end else [(start, end)]

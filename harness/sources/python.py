@@ -108,7 +108,7 @@ class PythonSource:
         """The source's rows of ``[initialOffset(), end of the newest committed batch)``, where the initial offset
         is the one Spark planned batch 0 with (:mod:`harness.sources.initial`), and batch 0 is read apart."""
         from harness.inspector import read_offsets
-        from harness.sources.initial import used_initial_offset
+        from harness.sources.initial import oracle_spans, used_initial_offset
 
         source = self.under_test(run.input_dir)
         end = _committed_end(run.checkpoint)
@@ -119,7 +119,7 @@ class PythonSource:
             rows: list[Any] = []
             if end is not None:
                 first_end = read_offsets(run.checkpoint, 0).sources[0]
-                spans = [(start, end)] if not found or first_end == end else [(start, first_end), (first_end, end)]
+                spans = oracle_spans(start, first_end, end)
                 rows = [row for a, b in spans for row in reader.raw_rows(a, b)]
         finally:
             reader.stop()

@@ -40,3 +40,16 @@ def test_the_last_answer_before_the_first_commit_is_the_one_batch_zero_used(tmp_
     record.write_text("".join(json.dumps({"offset": o, "committed": c}) + "\n" for o, c in entries) + '{"offs')
     assert used_initial_offset(record) == (True, {"t": 5})  # a restart before commit 0 re-planned batch 0
     assert recorded_answers(record) == [{"t": 1}, {"t": 5}, {"t": 9}]  # the torn last line is skipped
+
+
+def test_the_oracle_reads_one_range_unless_batch_zero_was_planned_inverted() -> None:
+    from harness.sources.initial import oracle_spans
+
+    a, e0, end = {"0": 0, "1": 0}, {"0": 15, "1": 15}, {"0": 30, "1": 30}
+    # One range: a source whose batch boundaries overlap must not have its bug copied into the oracle.
+    assert oracle_spans(a, e0, end) == [(a, end)]
+    assert oracle_spans(e0, e0, end) == [(e0, end)]
+    # A clock-driven start asked again after offsets/0 was computed lies past it: read as Spark did.
+    later = {"tick": 120}
+    assert oracle_spans(later, {"tick": 100}, {"tick": 180}) == [(later, {"tick": 100}), ({"tick": 100}, {"tick": 180})]
+    assert oracle_spans(later, {"tick": 100}, {"tick": 100}) == [(later, {"tick": 100})]

@@ -148,7 +148,7 @@ class SourceQuery:
                 f"timestamp_millis({start} + (id div {per}) * {adv}) AS timestamp", "id AS value"
             )
         from harness.inspector import read_offsets
-        from harness.sources.initial import used_initial_offset
+        from harness.sources.initial import oracle_spans, used_initial_offset
         from harness.sources.reader import SourceUnderTest
 
         source = SourceUnderTest(self.source_cls, opts)
@@ -159,11 +159,11 @@ class SourceQuery:
         start = start if found else reader.initial()
         rows: list[Any] = []
         if end is not None:
-            # Spark plans batch 0 as [the initial offset it asked for when running it, offsets/0), and asks
-            # once more than when it computed offsets/0 from it: a clock-driven initial offset may then lie past
-            # offsets/0 (an empty batch 0, measured). Batch 0 and the rest are read as Spark read them.
+            # One range [start, end), so that overlapping or gapped batch boundaries are caught; split at
+            # offsets/0 only when a clock-driven start lies past it (Spark asks initialOffset() again to plan
+            # batch 0, measured): then batch 0 was an inverted range and Spark read [offsets/0, end) after it.
             first_end = read_offsets(self.checkpoint, 0).sources[0]
-            spans = [(start, end)] if not found or first_end == end else [(start, first_end), (first_end, end)]
+            spans = oracle_spans(start, first_end, end)
             if reader.kind == "simple" and len(spans) == 1:
                 # Spark plans a simple reader's batches with read(start); a replay uses readBetweenOffsets, which
                 # is under test here, so the oracle reads with read() when that ends where the query did.
