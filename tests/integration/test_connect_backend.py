@@ -35,7 +35,7 @@ def test_file_sink_survives_kills_through_a_connect_server(tmp_path: Path) -> No
     logs = "".join(p.read_text(errors="replace") for p in (run_dir / "logs").glob("driver-*.log"))
     assert logs.count("harness: Spark Connect server (pid ") == 3, logs[-3000:]
     assert "master local[2]) listening on sc://127.0.0.1:" in logs
-    assert out.splitlines()[-1].endswith("--master connect:local[2]")
+    assert out.splitlines()[-1].endswith("--master 'connect:local[2]'")  # quoted: pastes into zsh too
 
 
 @pytest.mark.heavy  # the default suite's Connect case is the file-sink run above (kills, servers, exactly-once)
