@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.spark.procs import TOKEN_PREFIX_ENV
 from tests.integration import clirun
 from tests.integration.clirun import ROOT, TOKEN_PREFIX, assert_renders, leftover_processes
@@ -59,6 +61,7 @@ def _first_example(stderr: str) -> str:
     return re.split(r"\s(?:violated|exactly-once)\s+", line, maxsplit=1)[1].strip()
 
 
+@pytest.mark.heavy  # CI time: shards, merge and the shared database are unit-tested (test_shards, test_merge)
 def test_the_readme_ci_matrix_shares_a_failure_across_runs_and_merges_to_one_verdict(tmp_path: Path) -> None:
     job = readme_job()
     for needed in ("actions/cache/restore@v4", "actions/cache/save@v4", "include-hidden-files: true",

@@ -37,7 +37,8 @@ def test_broken_contextless_source_is_found_shrunk_bundled_and_replayed(tmp_path
     profile = dataclasses.replace(get_profile("ci"), examples=5, shrink_budget_s=60)
     result = run_source_campaign(subject, seed_value=1, profile=profile, work_dir=tmp_path / "w", echo=print)
     assert result.verdict == "violated" and result.error is None, [(e.verdict, e.schedule) for e in result.examples]
-    assert result.failure is not None and "duplicate" in result.failure.counts
+    # Re-read rows are duplicates, or phantoms when the regressed batch is the newest committed one (timing).
+    assert result.failure is not None and {"duplicate", "phantom"} & set(result.failure.counts)
     assert result.failure.schedule.batches is not None  # a context-less schedule: batches per round, not rows
     first = next(e for e in result.examples if e.verdict == "violated")
     assert (len(result.failure.schedule.rounds), result.failure.schedule.batches, result.failure.schedule.kills) <= (

@@ -45,7 +45,7 @@ def line_of(path: str, marker: str) -> int:
     [
         # The default suite's case of the broken sink is the chaos test below, which finds this window by itself.
         pytest.param("two_txn_sink", 1, marks=pytest.mark.heavy),
-        ("keyed_two_txn_sink", 0),
+        pytest.param("keyed_two_txn_sink", 0, marks=pytest.mark.heavy),  # CI time
     ],
     ids=["two-transactions", "keyed-twin"],
 )
@@ -132,6 +132,7 @@ def test_two_transactions_after_a_200_row_batch_are_found_at_an_effect_boundary(
     assert leftover_processes() == []
 
 
+@pytest.mark.heavy  # CI time: crash-anywhere's default cases are the 200-row sink and the chaos test
 def test_commit_publishing_one_rename_at_a_time(tmp_path: Path) -> None:
     code = f"{EX}/rename_one_by_one_sink.py"
     rc, doc, log = harness_json(

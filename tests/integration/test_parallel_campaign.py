@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.chaos.parallel import worker_seed
 from tests.integration.clirun import harness, leftover_processes
 
 
+@pytest.mark.heavy  # CI time: the xdist suite test runs campaigns in parallel processes
 def test_two_workers_split_the_examples_and_merge_the_verdict(tmp_path: Path) -> None:
     work = tmp_path / "work"
     rc, out, err = harness(

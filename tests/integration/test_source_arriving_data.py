@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.integration.clirun import harness_json, leftover_processes
 
 EX = "examples/connectors"
@@ -17,6 +19,7 @@ def by_id(doc: dict) -> dict[str, dict]:
     return {c["id"]: c for c in doc["checks"]}
 
 
+@pytest.mark.heavy  # CI time: the example table runs per_call_counter and clock_ticks the same way
 def test_rate_like_source_conforms_with_a_kill_three_batches_in(tmp_path: Path) -> None:
     start = time.time_ns() // 1_000_000 - 3000
     rc, doc, log = harness_json(
@@ -33,6 +36,7 @@ def test_rate_like_source_conforms_with_a_kill_three_batches_in(tmp_path: Path) 
     assert leftover_processes() == []
 
 
+@pytest.mark.heavy  # CI time: the example table's per_call_counter_from_zero fails behind-checkpoint too
 def test_counting_from_zero_in_each_process_is_caught_behind_the_checkpoint(tmp_path: Path) -> None:
     rc, doc, log = harness_json(tmp_path / "r.json", "check-source", f"{EX}/counts_from_zero.py:CountsFromZeroSource")
     assert rc == 1, log

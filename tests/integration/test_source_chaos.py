@@ -27,6 +27,7 @@ EX = "examples/connectors"
 CONTEXT = f"{EX}/_jsonl.py:log_context"
 
 
+@pytest.mark.heavy  # CI time: the context-less campaign test finds, shrinks, bundles and replays a source
 def test_overlapping_source_is_found_shrunk_bundled_and_replayed(tmp_path: Path) -> None:
     subject = SourceSubject(f"{EX}/overlapping_partitions.py:OverlappingPartitionsSource", CONTEXT)
     profile = dataclasses.replace(get_profile("dev"), examples=6, shrink_budget_s=20)
@@ -63,6 +64,7 @@ def test_correct_jsonl_source_holds(tmp_path: Path) -> None:
     assert leftover_processes() == []
 
 
+@pytest.mark.heavy  # CI time: the kit's test_chaos runs over the rate-like source in the default suite
 class TestJsonlSourceKitWithChaos(SourceConformance):
     """The kit's opt-in chaos test: a campaign over the class's source (the checks' own end-to-end is off)."""
 

@@ -42,6 +42,7 @@ def nothing_left(tmp_path: Path) -> Any:
     assert leftover_processes() == [], "a harness run left processes behind"
 
 
+@pytest.mark.heavy  # CI time: the naive-sink test below is the default suite's standalone case
 def test_file_sink_holds_under_driver_kills_a_worker_kill_and_a_master_kill(tmp_path: Path) -> None:
     run = tmp_path / "run"
     args = ("run", "file_sink_stateless", "--seed", "4", "--kills", "2", "--cluster", "standalone:2",
