@@ -132,17 +132,18 @@ def _uncommitted(m: CheckpointModel) -> Iterator[Finding]:
             )
 
 
-def _leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, float]]:
+def numeric_leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, float]]:
+    """Every numeric leaf of an offset by path (booleans excluded): ``("0", 10), ("1", 12)``."""
     if isinstance(value, bool):
         return
     if isinstance(value, int | float):
         yield prefix or "offset", value
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _leaves(v, f"{prefix}.{k}" if prefix else str(k))
-    elif isinstance(value, list):
+            yield from numeric_leaves(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(value, list | tuple):  # tuples: offsets a broken source returned, before JSON
         for i, v in enumerate(value):
-            yield from _leaves(v, f"{prefix}[{i}]")
+            yield from numeric_leaves(v, f"{prefix}[{i}]")
 
 
 def _consecutive(m: CheckpointModel) -> Iterator[tuple[int, int]]:
@@ -173,8 +174,8 @@ def check_offsets(m: CheckpointModel) -> Iterator[Finding]:
             if end is None:
                 back = ["the offset disappeared ('-')"]
             else:
-                old = dict(_leaves(start))
-                back = [f"{k} {old[k]:g} -> {v:g}" for k, v in _leaves(end) if k in old and v < old[k]]
+                old = dict(numeric_leaves(start))
+                back = [f"{k} {old[k]:g} -> {v:g}" for k, v in numeric_leaves(end) if k in old and v < old[k]]
             if back:
                 yield Finding(
                     "offset-regression",

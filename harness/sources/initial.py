@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,27 +92,29 @@ def recorded_answers(record: Path) -> list[Any]:
     return out
 
 
-def _leaves(value: Any, prefix: str = "") -> dict[str, float]:
-    if isinstance(value, bool):
-        return {}
-    if isinstance(value, int | float):
-        return {prefix: value}
-    out: dict[str, float] = {}
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out.update(_leaves(v, f"{prefix}.{k}"))
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            out.update(_leaves(v, f"{prefix}[{i}]"))
-    return out
-
-
 def oracle_spans(start: Any, first_end: Any, end: Any) -> list[tuple[Any, Any]]:
     """The offset ranges an oracle reads for ``[start, end)``: the one range, so that a source whose ranges
     overlap or leave gaps at batch boundaries is caught; split at ``first_end`` (``offsets/0``) only when
     ``start`` lies past it in some numeric leaf, because then Spark planned batch 0 as an inverted range (a
     clock-driven start asked again after ``offsets/0`` was computed, measured) and read ``[first_end, end)``
     after it."""
-    old, new = _leaves(start), _leaves(first_end)
+    from harness.inspector.checks_logs import numeric_leaves
+
+    old, new = dict(numeric_leaves(start)), dict(numeric_leaves(first_end))
     inverted = any(k in new and new[k] < v for k, v in old.items())
     return [(start, first_end), (first_end, end)] if inverted and first_end != end else [(start, end)]
+
+
+def used_start(record: Path, ask: Callable[[], Any]) -> Any:
+    """The start of batch 0: the recorded answer (:func:`used_initial_offset`), else ``ask()`` (a fresh
+    reader's ``initialOffset()``, for a run that predates the record)."""
+    found, offset = used_initial_offset(record)
+    return offset if found else ask()
+
+
+def oracle_ranges(record: Path, checkpoint: Path, end: Any, ask: Callable[[], Any]) -> list[tuple[Any, Any]]:
+    """:func:`oracle_spans` of a run whose newest committed end is ``end``: from :func:`used_start` to ``end``,
+    split at ``offsets/0`` of ``checkpoint`` only where batch 0 was planned inverted."""
+    from harness.inspector import read_offsets
+
+    return oracle_spans(used_start(record, ask), read_offsets(checkpoint, 0).sources[0], end)

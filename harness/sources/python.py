@@ -106,20 +106,16 @@ class PythonSource:
 
     def batch(self, spark: SparkSession, run: SourceRun) -> DataFrame:
         """The source's rows of ``[initialOffset(), end of the newest committed batch)``, where the initial offset
-        is the one Spark planned batch 0 with (:mod:`harness.sources.initial`), and batch 0 is read apart."""
-        from harness.inspector import read_offsets
-        from harness.sources.initial import oracle_spans, used_initial_offset
+        is the one Spark planned batch 0 with (:func:`harness.sources.initial.oracle_ranges`)."""
+        from harness.sources.initial import oracle_ranges
 
         source = self.under_test(run.input_dir)
         end = _committed_end(run.checkpoint)
         reader = source.reader()
         try:
-            found, start = used_initial_offset(_record(run))
-            start = start if found else reader.initial()
             rows: list[Any] = []
             if end is not None:
-                first_end = read_offsets(run.checkpoint, 0).sources[0]
-                spans = oracle_spans(start, first_end, end)
+                spans = oracle_ranges(_record(run), Path(run.checkpoint), end, reader.initial)
                 rows = [row for a, b in spans for row in reader.raw_rows(a, b)]
         finally:
             reader.stop()
@@ -132,7 +128,7 @@ class PythonSource:
         import pyarrow as pa
 
         from harness.inspector import CheckpointError, read_batches
-        from harness.sources.initial import used_initial_offset
+        from harness.sources.initial import used_start
 
         source = self.under_test(run.input_dir)
         try:
@@ -148,10 +144,8 @@ class PythonSource:
             start = rec.start[0] if rec.start and rec.start[0] is not None else None
             reader = source.reader()
             try:
-                if start is None:
-                    found, start = used_initial_offset(_record(run))
-                    start = start if found else reader.initial()
-                rows = reader.raw_rows(start, rec.offsets.sources[0])
+                first = start if start is not None else used_start(_record(run), reader.initial)
+                rows = reader.raw_rows(first, rec.offsets.sources[0])
             finally:
                 reader.stop()
             for row in rows:

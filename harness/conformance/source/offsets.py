@@ -64,19 +64,11 @@ def _walk(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def numeric_leaves(value: Any, prefix: str = "") -> dict[str, float]:
-    """Every numeric leaf by path (booleans excluded), e.g. ``{"0": 10, "1": 12}``."""
-    out: dict[str, float] = {}
-    if isinstance(value, bool):
-        return out
-    if isinstance(value, int | float):
-        out[prefix or "offset"] = value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            out.update(numeric_leaves(v, f"{prefix}.{k}" if prefix else str(k)))
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            out.update(numeric_leaves(v, f"{prefix}[{i}]"))
-    return out
+    """Every numeric leaf by path (booleans excluded), e.g. ``{"0": 10, "1": 12}``: the checkpoint
+    inspector's walk, so both name an offset regression the same way."""
+    from harness.inspector.checks_logs import numeric_leaves as leaves
+
+    return dict(leaves(value, prefix))
 
 
 def regressions(before: Any, after: Any) -> list[str]:

@@ -147,23 +147,17 @@ class SourceQuery:
             return self.spark.range(0, n).selectExpr(
                 f"timestamp_millis({start} + (id div {per}) * {adv}) AS timestamp", "id AS value"
             )
-        from harness.inspector import read_offsets
-        from harness.sources.initial import oracle_spans, used_initial_offset
+        from harness.sources.initial import oracle_ranges
         from harness.sources.reader import SourceUnderTest
 
         source = SourceUnderTest(self.source_cls, opts)
         reader = source.reader()
-        # The start Spark planned batch 0 with, recorded when Spark asked; asking again now would start later
-        # for a source whose initial offset follows the clock.
-        found, start = used_initial_offset(self.initial_record)
-        start = start if found else reader.initial()
         rows: list[Any] = []
         if end is not None:
-            # One range [start, end), so that overlapping or gapped batch boundaries are caught; split at
-            # offsets/0 only when a clock-driven start lies past it (Spark asks initialOffset() again to plan
-            # batch 0, measured): then batch 0 was an inverted range and Spark read [offsets/0, end) after it.
-            first_end = read_offsets(self.checkpoint, 0).sources[0]
-            spans = oracle_spans(start, first_end, end)
+            # From the initial offset Spark planned batch 0 with (recorded when Spark asked: asking again now
+            # would start later for a clock-driven source), as one range unless batch 0 was planned inverted.
+            spans = oracle_ranges(self.initial_record, self.checkpoint, end, reader.initial)
+            start = spans[0][0]
             if reader.kind == "simple" and len(spans) == 1:
                 # Spark plans a simple reader's batches with read(start); a replay uses readBetweenOffsets, which
                 # is under test here, so the oracle reads with read() when that ends where the query did.
