@@ -72,12 +72,17 @@ def test_describe_and_the_bundle_json_round_trip() -> None:
     assert SourceSubject(COUNTS).contextless and SourceSubject(COUNTS).command() == f"--source {COUNTS}"
 
 
-def test_a_contextless_replay_matches_verdict_and_kinds_not_rows() -> None:
+def test_a_contextless_replay_matches_verdict_and_anomaly_sides_not_rows() -> None:
     a = {"kind": "duplicate", "row": {"value": 3}, "observed_count": 2, "expected_count": 1}
     b = {**a, "row": {"value": 40}}
     assert replay_key("violated", [a], True) == replay_key("violated", [b, a], True)
     assert replay_key("violated", [a], False) != replay_key("violated", [b], False)
     assert replay_key("violated", [a], True) != replay_key("violated", [{**a, "kind": "lost"}], True)
+    # Measured on counts_from_zero: the same schedule re-reads rows that show as duplicates or as phantoms,
+    # depending on whether the regressed batch is the newest committed one (the oracle's end).
+    assert replay_key("violated", [a], True) == replay_key("violated", [{**a, "kind": "phantom"}], True)
+    assert replay_key("violated", [a], False) != replay_key("violated", [{**a, "kind": "phantom"}], False)
+    assert replay_key("violated", [a], True) != replay_key("exactly-once", [], True)
 
 
 def test_play_refuses_a_schedule_of_the_other_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
