@@ -86,20 +86,23 @@ class WriterSim:
         rows = batch_rows(batch_id, partition) if rows is None else rows
         tid = task_attempt_id if task_attempt_id is not None else batch_id * 10 + partition
         writer = roundtrip(self.writer)
-        ctx = TaskContext(
-            stageId=batch_id,
-            partitionId=partition,
-            attemptNumber=attempt,
-            taskAttemptId=tid,
-            localProperties={"streaming.sql.batchId": str(batch_id)},
-            cpus=1,
-            resources={},
-        )
+        # A dict of Any: PySpark 4.2 annotates TaskContext's keyword arguments as Dict.
+        fields: dict[str, Any] = {
+            "stageId": batch_id,
+            "partitionId": partition,
+            "attemptNumber": attempt,
+            "taskAttemptId": tid,
+            "localProperties": {"streaming.sql.batchId": str(batch_id)},
+            "cpus": 1,
+            "resources": {},
+        }
+        ctx = TaskContext(**fields)
         TaskContext._setTaskContext(ctx)
         try:
             return roundtrip(writer.write(_rows(rows, fail_after)))
         finally:
-            TaskContext._setTaskContext(None)
+            no_context: Any = None  # what Spark's worker leaves after a task (its annotation says TaskContext)
+            TaskContext._setTaskContext(no_context)
 
     def tasks(self, batch_id: int, partitions: int = 2, **kw: Any) -> list[Any]:
         return [self.task(batch_id, p, **kw) for p in range(partitions)]
