@@ -175,13 +175,53 @@ def check_offsets(m: CheckpointModel) -> Iterator[Finding]:
                 back = ["the offset disappeared ('-')"]
             else:
                 old = dict(numeric_leaves(start))
-                back = [f"{k} {old[k]:g} -> {v:g}" for k, v in numeric_leaves(end) if k in old and v < old[k]]
+                back = [
+                    f"{_leaf(k, start)} {old[k]:g} -> {v:g}" for k, v in numeric_leaves(end) if k in old and v < old[k]
+                ]
+                yield from _dropped_partitions(start, end, path, a, b)
             if back:
                 yield Finding(
                     "offset-regression",
                     path,
                     f"source {key} moves backwards from offsets/{a} to offsets/{b} ({'; '.join(back[:4])}): the rows "
                     "in between are read twice (duplicates), or the log was edited",
+                    b,
+                )
+
+
+def _kafka(offset: Any) -> dict[str, dict[str, Any]] | None:
+    """A Kafka source offset (``{"topic": {"0": 12, "1": 5}}``), else ``None``."""
+    if not isinstance(offset, dict) or not offset:
+        return None
+    topics: dict[str, dict[str, Any]] = {}
+    for topic, parts in offset.items():
+        if not isinstance(parts, dict) or not parts or not all(str(k).lstrip("-").isdigit() for k in parts):
+            return None
+        topics[str(topic)] = parts
+    return topics
+
+
+def _leaf(path: str, offset: Any) -> str:
+    """A leaf's path as a reader says it: ``topic t partition 0`` for a Kafka offset, else the path."""
+    if _kafka(offset) is not None and "." in path:
+        topic, _, partition = path.rpartition(".")
+        return f"topic {topic} partition {partition}"
+    return path
+
+
+def _dropped_partitions(start: Any, end: Any, path: str, a: int, b: int) -> Iterator[Finding]:
+    old, new = _kafka(start), _kafka(end)
+    if old is None or new is None:
+        return
+    for topic, parts in old.items():
+        for partition, offset in parts.items():
+            if topic in new and partition not in new[topic]:
+                yield Finding(
+                    "kafka-partition-dropped",
+                    path,
+                    f"topic {topic} partition {partition} is at {offset} in offsets/{a} and missing from "
+                    f"offsets/{b}: its records from {offset} on are never read (was the topic deleted and "
+                    "recreated with fewer partitions?)",
                     b,
                 )
 

@@ -24,6 +24,7 @@ INVARIANTS: dict[str, tuple[Severity, str]] = {
     "uncommitted-not-last": ("violation", "only the newest planned batch may lack a commit"),
     "source-count-changed": ("violation", "every offsets/N records the same number of sources"),
     "offset-regression": ("violation", "no source's offset moves backwards from one batch to the next"),
+    "kafka-partition-dropped": ("violation", "a Kafka topic-partition in offsets/N is still in offsets/N+1"),
     "watermark-regression": ("violation", "the event-time watermark never moves backwards"),
     "conf-changed": ("violation", "confs Spark pins in offsets/N (e.g. shuffle partitions) never change"),
     "state-version-missing": ("violation", "every state store can rebuild the version of the newest commit"),

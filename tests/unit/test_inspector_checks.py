@@ -118,6 +118,19 @@ def test_offset_regression_and_source_count_change(ck: Path) -> None:
     assert "source 0 moves backwards from offsets/3 to offsets/4 (0 55 -> 50)" in report.violations[0].message
 
 
+def test_kafka_offsets_are_named_by_topic_and_partition(ck: Path) -> None:
+    # Spark's Kafka source logs {"topic": {"partition": offset}}; partition 1 regresses, partition 2 vanishes.
+    for n, parts in ((3, {"0": 10, "1": 30, "2": 5}), (4, {"0": 12, "1": 20})):
+        write_with_crc(ck / "offsets" / str(n), offsets_text([{"orders": parts}], 1000 * n, 1795357150553 + n))
+    report = inspect_checkpoint(ck)
+    found = _violations(report)
+    assert found["offset-regression"] == [str(ck / "offsets" / "4")]
+    assert found["kafka-partition-dropped"] == [str(ck / "offsets" / "4")]
+    text = " ".join(v.message for v in report.violations)
+    assert "topic orders partition 1 30 -> 20" in text
+    assert "topic orders partition 2 is at 5 in offsets/3 and missing from offsets/4" in text
+
+
 def test_watermark_regressions(ck: Path) -> None:
     write_with_crc(ck / "offsets" / "4", offsets_text([{"0": 50, "1": 50}], 1000, 1795357151053))
     write_with_crc(ck / "commits" / "1", commit_text(500))
