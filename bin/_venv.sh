@@ -1,5 +1,6 @@
-# Sourced by bin/demo and bin/test: make sure Java 17 is present and .venv is
-# created and up to date with pyproject.toml. Prints what it does; exits 2 on
+# Sourced by bin/demo and bin/test: make sure Java 17 is present, .venv is
+# created and up to date with pyproject.toml, and the Maven jars are in .jars/
+# (bin/_jars.sh). Prints what it does; exits 2 on
 # a set-up problem with a message saying how to fix it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,3 +42,6 @@ export PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
 # Drivers start ~2 s faster from a JVM class-data archive of Spark, built once per
 # .venv (~40 s; harness/spark/cds_build.py). Without it everything still works, only slower.
 "$VENV/bin/python" -m harness.spark.cds_build || echo "set-up: continuing without the driver class-data archive" >&2
+# Jars from Maven (Spark's Kafka connector, a test Kafka broker) into .jars/, resolved once per jars/pom.xml
+# (~20 s the first time; bin/_jars.sh).
+source "$ROOT/bin/_jars.sh"
