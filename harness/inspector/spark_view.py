@@ -37,7 +37,11 @@ class SparkStateView:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    """The exception's first line; for a Py4J error, whose first line only names the call, the Java exception
+    that follows it (``java.lang.NumberFormatException: ...``)."""
+    text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if len(text) > 1 and text[0].startswith("An error occurred while calling"):
+        return f"{type(exc).__name__}: {text[0]} {text[1].lstrip(': ')}"
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 

@@ -4,7 +4,7 @@
   fails ``crash-anywhere``, which names the step; its twin one bug away (rows keyed) passes. Kills go to the
   effect boundaries only: 12 of the 15 steps, 3 of them in the window.
 - The same bug after a 200-row batch read field by field (over a thousand ``Row`` reads): still 12 boundaries,
-  and ``--steps 10`` finds the window for every seed (one seed here, ten in the heavy tier).
+  and ``--steps 10`` finds the window for every seed (ten seeds, in the heavy tier).
 - A ``DataSourceStreamWriter`` that publishes its staged files one rename at a time fails in ``commit``.
 - ``run --kill sink.step:...`` SIGKILLs after a step (the report names it), the reference SQLite upsert stays
   exactly-once, and a step that never comes fails the run with exit 2.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyspark
 import pytest
 
 from harness.chaos.bundle import load_bundle
@@ -91,7 +92,7 @@ def test_window_between_two_transactions(tmp_path: Path, factory: str, rc: int) 
 
 @pytest.mark.parametrize(
     "seed",
-    [pytest.param(5, id="seed-5"), *[pytest.param(s, id=f"seed-{s}", marks=pytest.mark.heavy) for s in range(6, 15)]],
+    [pytest.param(s, id=f"seed-{s}", marks=pytest.mark.heavy) for s in range(5, 15)],
 )
 def test_two_transactions_after_a_200_row_batch_are_found_at_an_effect_boundary(tmp_path: Path, seed: int) -> None:
     """Issue 25.3: a 200-row batch read field by field takes over a thousand steps, nearly all Row reads; the
@@ -215,7 +216,9 @@ def test_chaos_finds_the_two_transaction_window_shrinks_to_one_step_and_replays(
     assert set(doc["failure"]["anomaly_counts"]) == {"duplicate"}, doc["failure"]["anomaly_counts"]
     assert "step censuses" in log and "sink.step x" in log, log
     _spec, recorded = load_bundle(Path(doc["bundle"]))
-    assert recorded["versions"]["pyspark"].startswith("4.3") and recorded["spec"]["extra_faults"][0]["step"] == step
+    assert (
+        recorded["versions"]["pyspark"] == pyspark.__version__ and recorded["spec"]["extra_faults"][0]["step"] == step
+    )
     rc, out, err = harness("replay", doc["bundle"], "--times", "3", "--html", str(tmp_path / "replay.html"))
     assert rc == 1 and "reproduced 3/3 time(s)" in out, out + err[-2000:]
     assert leftover_processes() == []
