@@ -114,7 +114,6 @@ SOURCES: tuple[SourceRow, ...] = (
         f"{EX}.per_call_counter:PerCallCounterSource",
         None,
         correct=True,
-        heavy=False,
         latest_offset_stable="note",
     ),
     source_row(
@@ -122,7 +121,6 @@ SOURCES: tuple[SourceRow, ...] = (
         f"{EX}.clock_ticks:ClockTicksSource",
         None,
         correct=True,
-        heavy=False,
         initial_offset_stable="note",
         latest_offset_stable=frozenset({"pass", "note"}),
         read_repeatable=TICK,

@@ -33,7 +33,22 @@ CI = dataclasses.replace(
 ONE_EXAMPLE = {"tws_sessions_ttl"}
 #: Broken twins whose campaigns run in their own test files (found, shrunk and replayed there), not here.
 ELSEWHERE = {"tws_sessions_side_store"}  # test_tws_sessions.py
-SCENARIOS = sorted(set(all_scenarios()) - ELSEWHERE)
+#: The default suite's representatives (a stateless and a stateful exactly-once pipeline, a sink of Python code
+#: drawing ``sink.step`` faults, two at-least-once sinks, a transformWithState variant); the rest of the library
+#: is the ``heavy`` tier (bin/test-heavy): each of those scenarios has its own kill tests in the default suite
+#: (test_sources.py, test_reference_sinks.py, test_stateful_scenarios.py, test_tws_sessions.py, test_kafka_*.py).
+DEFAULT_TIER = {
+    "file_sink_stateless",
+    "agg_watermark_append",
+    "python_sink_transactional",
+    "foreachbatch_append_naive",
+    "python_sink_publish_in_write",
+    "tws_sessions_ttl",
+}
+SCENARIOS = [
+    pytest.param(name, marks=() if name in DEFAULT_TIER else pytest.mark.heavy)
+    for name in sorted(set(all_scenarios()) - ELSEWHERE)
+]
 #: The scenarios whose campaigns here also draw ``sink.step`` faults (a correct foreachBatch sink and a correct
 #: DataSourceStreamWriter). The other sink scenarios run without, to keep the suite's time: each census is one
 #: fault-free run per distinct data, and test_crash_anywhere.py covers a campaign that finds a step fault.

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.integration.clirun import harness, harness_json, leftover_processes
 
 EX = "examples/connectors"
@@ -29,6 +31,7 @@ def test_check_source_reference_conforms_without_spark_checks(tmp_path: Path) ->
     assert log.splitlines()[0].startswith("source conforms")
 
 
+@pytest.mark.heavy  # heavy: test_xdist_suite.py runs the same source's kit end to end
 def test_check_source_overlapping_partitions_fails_also_end_to_end(tmp_path: Path) -> None:
     rc, doc, log = harness_json(
         tmp_path / "r.json",
@@ -97,6 +100,7 @@ def test_check_sink_attempt_keyed_fails_keys_on_batch_id(tmp_path: Path) -> None
     assert doc["guarantee"]["measured"] == "at-most-once"
 
 
+@pytest.mark.heavy  # heavy: test_conformance_readme.py checks a correct sink end to end
 def test_check_sink_foreach_batch_factory_conforms(tmp_path: Path) -> None:
     rc, doc, log = harness_json(
         tmp_path / "r.json",

@@ -3,10 +3,10 @@
 Spark-free ones included, must hold with ``end-to-end`` / ``latest-offset-behind-checkpoint`` (sources) and
 ``crash-points`` / ``crash-anywhere`` / ``declared-guarantee`` (sinks) measured under real kills.
 
-The default suite runs a representative set: the per-call counter (correct: data that arrives per call holds
-under SIGKILL), its twin that counts from zero in each new reader (caught behind the checkpoint) and the
-clock-driven source whose ``initialOffset()`` is the current tick (the oracle starts where Spark started).
-Every other row is in the heavy tier (``bin/test-heavy``): about 40-70 s per source and a few minutes per sink.
+The default suite runs a representative row: the per-call counter that counts from zero in each new reader
+(caught behind the checkpoint). Every other row is in the heavy tier (``bin/test-heavy``), among them its correct
+twin and the clock-driven source whose ``initialOffset()`` is the current tick: about 40-70 s per source and a
+few minutes per sink.
 """
 
 from __future__ import annotations

@@ -136,11 +136,17 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[s
     return run
 
 
+#: Sinks whose runs are the heavy tier unless the full matrix is asked for: the default suite keeps a correct
+#: sink on a real server (PostgreSQL) and the broken Python sink; the other two hold their verdicts under the
+#: chaos library campaigns (test_chaos_library.py) and their census (test_crash_anywhere.py).
+HEAVY_SINKS = ("python_sink_transactional", "foreachbatch_sqlite_upsert")
+
+
 def needs(scenario: str) -> list[Any]:
-    """Skip marks for a scenario whose external resource is missing here."""
+    """Skip marks for a scenario whose external resource is missing here, or that is in the heavy tier."""
     if scenario == "foreachbatch_postgres_upsert" and PG_MISSING:
         return [pytest.mark.skip(reason=f"PostgreSQL unavailable: {PG_MISSING}")]
-    return []
+    return [pytest.mark.heavy] if scenario in HEAVY_SINKS and not ALL_POINTS else []
 
 
 def cases() -> list[Any]:
