@@ -171,6 +171,12 @@ class Scenario:
             )
 
     @property
+    def run_resource(self) -> ResourceHook | None:
+        """The scenario's own ``resource`` hook, else its source's (a Kafka topic needs a broker)."""
+        hook: ResourceHook | None = self.resource or getattr(self.source, "resource", None)
+        return hook
+
+    @property
     def kill_only_points(self) -> frozenset[str]:
         """Kill points that only the checkpoint watcher reaches with this source (it can SIGKILL, not raise)."""
         watched = {"after_offsets_logged", "after_commit_logged"}

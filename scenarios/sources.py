@@ -53,6 +53,8 @@ class SourceRun:
     max_rows_per_batch: int | None
     #: Whether the replayable source fires the ``sink.write.*`` points in its read().
     write_points: bool
+    #: What the scenario's ``resource`` hook provided for the run (e.g. a Kafka broker's ``bootstrap``).
+    resources: Mapping[str, str] = field(default_factory=dict)
 
 
 class SourceSpec(Protocol):

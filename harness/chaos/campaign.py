@@ -12,6 +12,7 @@ then is reported).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import time
@@ -39,6 +40,7 @@ from harness.engine.rundir import RunPaths
 from harness.engine.runner import Runner
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
+from scenarios.base import ResourceUnavailable
 
 #: Points whose planned faults may not come in a run without anything being wrong: a replayed batch that takes
 #: fewer steps than the census, a timed kill whose query stopped sooner. An example whose only unfired faults
@@ -184,7 +186,11 @@ def run_campaign(
                 say(f"violation found: {summary_line(outcome)}; shrinking (budget {profile.shrink_budget_s:.0f} s)")
             raise AssertionError(summary_line(outcome))
 
+    shared = contextlib.ExitStack()
     try:
+        share = getattr(scenario.source, "shared", None)
+        if share is not None:  # e.g. one Kafka broker for every example; each run gets a topic of its own
+            shared.enter_context(share(work_dir / "shared"))
         for block in blocks:
             try:
                 _block_test(strategy, play, block, db, db_key)()
@@ -202,9 +208,10 @@ def run_campaign(
             result.bundle = write_bundle(outcome, work_dir / "bundle", report)
         else:
             result.error = f"the campaign failed outside its examples: {exc}"
-    except (CampaignInfraError, CensusError) as exc:
+    except (CampaignInfraError, CensusError, ResourceUnavailable) as exc:
         result.error = str(exc)
     finally:
+        shared.close()
         result.driver_starts = pool.incarnations - starts_before
         if census is not None:
             result.census_runs, result.census_s = census.runs, census.seconds

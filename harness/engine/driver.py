@@ -138,6 +138,7 @@ class Driver:
             fault_dir=str(paths.faults),
             max_rows_per_batch=self.spec.effective_batch_rows(self.scenario.max_rows_per_batch),
             write_points=self.scenario.source_write_points,
+            resources=resources,
         )
 
     def run(self) -> dict[str, Any]:

@@ -100,9 +100,9 @@ class Runner:
             self.echo("  " + line)
         try:
             with contextlib.ExitStack() as stack:
-                if sc.resource is not None:
+                if sc.run_resource is not None:
                     try:
-                        settings = stack.enter_context(sc.resource(self.paths.root / "resource"))
+                        settings = stack.enter_context(sc.run_resource(self.paths.root / "resource"))
                     except ResourceUnavailable as exc:
                         raise HarnessError(
                             f"scenario {sc.name} needs a resource that is unavailable here: {exc}"

@@ -33,6 +33,8 @@ def batch_spans(checkpoint: str | os.PathLike[str], source: int = 0) -> list[Bat
     logged = [r.offsets.sources[source] for r in records if r.offsets is not None and len(r.offsets.sources) > source]
     if any(isinstance(o, dict) and "logOffset" in o for o in logged):
         return file_source_spans(checkpoint, records, source)
+    if logged and all(single_topic(o) is not None for o in logged if o is not None):
+        return kafka_spans(checkpoint, records, source)
     spans = []
     for rec in records:
         if rec.offsets is None or len(rec.offsets.sources) <= source or rec.offsets.sources[source] is None:
@@ -44,6 +46,35 @@ def batch_spans(checkpoint: str | os.PathLike[str], source: int = 0) -> list[Bat
         except ValueError:
             continue  # not the replayable source's {"<partition>": n} offsets (rate, file source): no provenance
 
+    return spans
+
+
+def single_topic(raw: Any) -> dict[int, int] | None:
+    """``{partition: offset}`` of a Kafka source offset over one topic (``{"topic": {"0": 12}}``), else ``None``."""
+    from scenarios.kafka.offsets import kafka_offsets
+
+    if not isinstance(raw, Mapping) or len(raw) != 1:
+        return None
+    return kafka_offsets(raw, next(iter(raw)))
+
+
+def kafka_spans(checkpoint: str | os.PathLike[str], records: Sequence[Any], source: int = 0) -> list[BatchSpan]:
+    """Spans of a query over Spark's Kafka source (one topic): batch N reads ``[offsets/N-1, offsets/N)`` per
+    Kafka partition; batch 0 starts where the source recorded its start (``sources/<source>/0``), a partition
+    it did not know then at 0. Kafka partitions and offsets are the rows' provenance (:mod:`scenarios.kafka`)."""
+    from scenarios.kafka.offsets import initial_offsets
+
+    initial = single_topic(initial_offsets(Path(checkpoint), source)) or {}
+    spans = []
+    for rec in records:
+        if rec.offsets is None or len(rec.offsets.sources) <= source:
+            continue
+        end = single_topic(rec.offsets.sources[source])
+        if end is None:
+            continue
+        before = rec.start[source] if len(rec.start) > source and rec.start[source] is not None else None
+        start = single_topic(before) if before is not None else initial
+        spans.append(BatchSpan(rec.batch_id, {p: (start or {}).get(p, 0) for p in end}, end, rec.committed))
     return spans
 
 

@@ -1,0 +1,252 @@
+"""A Kafka topic as a scenario's input (``Scenario(source=KafkaTopic(...))``), read by Spark's own Kafka source.
+
+- The harness produces the tap's rows to a topic of the run's broker (:mod:`scenarios.kafka.broker`; its
+  address and the topic name reach the driver as the run's resources ``bootstrap`` and ``topic``): tap
+  partition ``p`` is Kafka partition ``p`` and one record holds one row, so a row's provenance columns
+  ``(partition, offset)`` are its Kafka partition and offset (scenarios keep ``rows_per_offset = 1``).
+  Each record's value is the row as JSON (provenance columns first, then the user's :class:`Rows`);
+  ``key`` names a column whose value becomes the record key; ``headers`` adds the provenance as headers.
+- Rows are produced in the driver before each run of the query, only those the topic lacks (its end
+  offsets say where each partition stands), so a driver killed while producing leaves a prefix that the
+  next run completes.
+- The query reads the topic with Spark's Kafka source and the user's ``options``
+  (``startingOffsets``, ``maxOffsetsPerTrigger``, ``minOffsetsPerTrigger``, ``failOnDataLoss``, ...).
+  ``raw=False`` parses the JSON value into the row's columns; ``raw=True`` hands the transform Spark's Kafka
+  columns (``key, value, topic, partition, offset, timestamp, timestampType``), as a production pipeline
+  reads them, and the scenario names its own ``identity``.
+- The oracle's input is the topic's records of ``[start, newest committed end)`` read back from the broker
+  (``read_committed``): ``start`` is what Spark's Kafka source recorded for batch 0 (``sources/0/0``), a
+  partition it did not know then starts at its log start offset; ``end`` is the newest committed batch's
+  ``offsets/N``. Both paths apply the same parsing, so the transform sees the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import UTC
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scenarios.kafka.offsets import initial_offsets, kafka_offsets
+from scenarios.kafka.resource import BOOTSTRAP, TOPIC
+from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
+from scenarios.tap import read_tap
+from scenarios.userrows import Rows, as_record, json_value, source_rows, top_level_names
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+    from scenarios.kafka.client import Record
+    from scenarios.sources import SourceRun
+
+#: Kafka source options the harness sets itself (lower case): where the topic is and how it is named.
+HARNESS_OWNED = {"kafka.bootstrap.servers", "subscribe", "subscribepattern", "assign", "endingoffsets"}
+#: Kafka source options a scenario may set (lower case); anything else is refused with this list.
+USER_OPTIONS = {
+    "startingoffsets",
+    "startingoffsetsbytimestamp",
+    "startingoffsetsbytimestampstrategy",
+    "startingtimestamp",
+    "maxoffsetspertrigger",
+    "minoffsetspertrigger",
+    "maxtriggerdelay",
+    "failondataloss",
+    "minpartitions",
+    "includeheaders",
+    "kafkaconsumer.polltimeoutms",
+    "fetchoffset.numretries",
+    "fetchoffset.retryintervalms",
+    "groupidprefix",
+    "kafka.isolation.level",
+}
+_KAFKA_DDL = (
+    "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, timestampType INT"
+)
+_HEADERS_DDL = "headers ARRAY<STRUCT<key: STRING, value: BINARY>>"
+
+
+@dataclass(frozen=True)
+class KafkaTopic:
+    """Spark's Kafka source over a topic the harness fills (see the module docstring)."""
+
+    rows: Rows | None = None
+    options: tuple[tuple[str, str], ...] = ()
+    key: str | None = None
+    headers: bool = False
+    raw: bool = False
+    limits_batches: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        owned = sorted(k for k, _ in self.options if k.lower() in HARNESS_OWNED)
+        if owned:
+            raise ConfigError(
+                f"KafkaTopic: option(s) {owned} are the harness's: it creates the topic on the run's broker and "
+                "subscribes the query to it"
+            )
+        unknown = sorted(k for k, _ in self.options if k.lower() not in USER_OPTIONS and not k.startswith("kafka."))
+        if unknown:
+            raise ConfigError(f"KafkaTopic: unknown Kafka source option(s) {unknown}; known: {sorted(USER_OPTIONS)}")
+        if self.key is not None and self.key not in ("partition", "offset", "seq", *self._user_columns()):
+            raise ConfigError(f"KafkaTopic: key column {self.key!r} is not a column of the rows ({self.ddl})")
+
+    @property
+    def provenance(self) -> bool:
+        """Parsed rows carry ``partition, offset, seq``; raw records leave the parsing (and identity) to the
+        scenario's transform."""
+        return not self.raw
+
+    @property
+    def ddl(self) -> str:
+        return self.rows.ddl if self.rows else SCHEMA_DDL
+
+    def _user_columns(self) -> list[str]:
+        return list(top_level_names(self.ddl))
+
+    def fires(self, write_points: bool) -> frozenset[str]:
+        return frozenset()
+
+    def resource(self, workdir: Path) -> AbstractContextManager[dict[str, str]]:
+        """The run's broker and topic (:func:`scenarios.kafka.resource.kafka_resource`)."""
+        from scenarios.kafka.resource import kafka_resource
+
+        return kafka_resource(workdir)
+
+    def shared(self, workdir: Path) -> AbstractContextManager[str]:
+        """One broker for every run of a campaign (:func:`scenarios.kafka.resource.shared_broker`)."""
+        from scenarios.kafka.resource import shared_broker
+
+        return shared_broker(workdir)
+
+    def feed(self, input_dir: str | Path, rows: Mapping[int, int], rows_per_offset: int) -> dict[str, Any]:
+        """Nothing here: the driver produces the tap's rows before each run (:meth:`publish`)."""
+        if rows_per_offset != 1:
+            raise ConfigError(
+                f"KafkaTopic: rows_per_offset is {rows_per_offset}; a Kafka scenario keeps 1 (one record per "
+                "offset, so a row's provenance offset is its Kafka offset)"
+            )
+        return {}
+
+    def input_batches(self, run: SourceRun, identity: Sequence[str]) -> pa.Table | None:
+        """``None``: rows carry their provenance (partition and offset are the Kafka ones)."""
+        return None
+
+    # -- producing -----------------------------------------------------------------------------------
+    def _schema(self) -> StructType:
+        from pyspark.sql.types import StructType, _parse_datatype_string
+
+        schema = _parse_datatype_string(self.ddl)
+        assert isinstance(schema, StructType)
+        return schema
+
+    def records(self, config: SourceConfig, partition: int, start: int, end: int) -> Iterator[Record]:
+        """The records of tap offsets ``[start, end)`` of ``partition`` (one row each)."""
+        from scenarios.kafka.client import Record
+
+        # The built-in columns need no DDL parsing (which needs a SparkContext in PySpark 4.2).
+        schema = self._schema() if self.rows else None
+        names = top_level_names(SCHEMA_DDL)
+        for row in source_rows(config, self.rows, schema, partition, start, end):  # type: ignore[arg-type]
+            where = f"row (partition={partition}, offset={row[1]}, seq={row[2]})"
+            rec = dict(zip(names, row, strict=True)) if schema is None else as_record(row, schema, where)
+            value = json.dumps(json_value(rec)).encode()
+            key = None if self.key is None else json.dumps(json_value(rec[self.key])).encode()
+            headers = (("partition", str(partition).encode()), ("offset", str(row[1]).encode())) if self.headers else ()
+            yield Record(partition, value, key, headers)
+
+    def publish(self, run: SourceRun) -> dict[int, int]:
+        """Create the topic if needed and produce what the tap has available and the topic lacks; returns the
+        number of records produced per partition."""
+        from scenarios.kafka import client
+
+        bootstrap, topic = _where(run)
+        available = read_tap(run.tap)
+        if not client.topic_exists(bootstrap, topic):
+            client.create_topic(bootstrap, topic, max(len(available), run.config.partitions))
+        have = client.end_offsets(bootstrap, topic)
+        missing = [p for p in available if p not in have]
+        if missing:
+            raise ConfigError(
+                f"KafkaTopic: topic {topic!r} has partitions {sorted(have)}, the run's input needs {sorted(available)}"
+            )
+        produced: dict[int, int] = {}
+        batch: list[Record] = []
+        for partition, end in sorted(available.items()):
+            start = have[partition]
+            if end > start:
+                batch.extend(self.records(run.config, partition, start, end))
+                produced[partition] = end - start
+        if batch:
+            client.produce(bootstrap, topic, batch)
+        return produced
+
+    # -- reading -------------------------------------------------------------------------------------
+    def _reader_options(self, run: SourceRun) -> dict[str, str]:
+        bootstrap, topic = _where(run)
+        opts = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest"}
+        if self.headers:
+            opts["includeHeaders"] = "true"
+        return {**opts, **dict(self.options)}
+
+    def _parsed(self, df: DataFrame) -> DataFrame:
+        if self.raw:
+            return df
+        from pyspark.sql import functions as F
+
+        return df.select(F.from_json(F.col("value").cast("string"), self.ddl).alias("r")).select("r.*")
+
+    def stream(self, spark: SparkSession, run: SourceRun) -> DataFrame:
+        self.publish(run)
+        return self._parsed(spark.readStream.format("kafka").options(**self._reader_options(run)).load())
+
+    def batch(self, spark: SparkSession, run: SourceRun) -> DataFrame:
+        """The topic's records the committed batches cover, read back from the broker (module docstring)."""
+        from scenarios.kafka import client
+
+        bootstrap, topic = _where(run)
+        ranges = oracle_ranges(run.checkpoint, topic, client.start_offsets(bootstrap, topic))
+        fetched = client.read_range(bootstrap, topic, ranges) if ranges else []
+        rows = [
+            (f.key, f.value, topic, f.partition, f.offset, _ts(f.timestamp_ms), 0)
+            + (([(k, v) for k, v in f.headers],) if self.headers else ())
+            for f in fetched
+        ]
+        ddl = _KAFKA_DDL + (f", {_HEADERS_DDL}" if self.headers else "")
+        return self._parsed(spark.createDataFrame(rows, ddl))
+
+    def describe(self) -> str:
+        user = f" with user rows {self.rows.fn} ({self.rows.schema})" if self.rows else ""
+        opts = f" options {dict(self.options)}" if self.options else ""
+        return f"Spark's Kafka source over a topic the harness fills{user}{opts}"
+
+
+def _ts(ms: int) -> Any:
+    from datetime import datetime
+
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def _where(run: SourceRun) -> tuple[str, str]:
+    if BOOTSTRAP not in run.resources or TOPIC not in run.resources:
+        raise ConfigError(
+            "KafkaTopic: the run has no Kafka broker (resources 'bootstrap' and 'topic'); run the scenario "
+            "through the harness, which starts one (scenarios.kafka.resource.kafka_resource)"
+        )
+    return run.resources[BOOTSTRAP], run.resources[TOPIC]
+
+
+def oracle_ranges(checkpoint: str | Path, topic: str, log_start: Mapping[int, int]) -> dict[int, tuple[int, int]]:
+    """Per partition ``[start, end)`` of the records the committed batches cover: ``start`` from ``sources/0/0``
+    (a partition it lacks: ``log_start``), ``end`` from the newest committed batch's ``offsets/N``."""
+    from harness.inspector import batch_ids, read_offsets
+
+    ids = batch_ids(Path(checkpoint) / "commits")
+    if not ids:
+        return {}
+    end = kafka_offsets(read_offsets(checkpoint, ids[-1]).sources[0], topic) or {}
+    start = kafka_offsets(initial_offsets(checkpoint), topic) or {}
+    return {p: (start.get(p, log_start.get(p, 0)), e) for p, e in end.items() if e > start.get(p, log_start.get(p, 0))}
