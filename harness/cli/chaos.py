@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from fault_injectors.nemesis import NEMESES
+from harness.cli.common import add_kafka_argument, kafka_problem
 from harness.cli.common import fail as _fail
 from harness.spark.connect import add_remote_argument
 from harness.spark.standalone import add_cluster_argument, cluster_master
@@ -64,6 +65,7 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", default="local[2]", help="Spark master of the driver (default local[2])")
     add_remote_argument(p)
     add_cluster_argument(p)
+    add_kafka_argument(p)
     p.add_argument("--work-dir", type=Path, default=None, help="keep examples and the bundle here")
     p.add_argument(
         "--workers",
@@ -137,6 +139,8 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         master = cluster_master(args.cluster, parse_remote(args.remote, args.master))
     except ValueError as exc:
         return _fail(str(exc))
+    if problem := kafka_problem(args.scenario, args.kafka):
+        return _fail(problem)
     nemesis = tuple(n for n in args.nemesis.split(",") if n)
     unknown = [n for n in nemesis if n not in NEMESES]
     if unknown:
@@ -165,12 +169,15 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         flush=True,
     )
     common = {"seed_value": seed, "profile": profile, "work_dir": work, "nemesis": nemesis, "master": master}
-    if args.workers > 1:
-        from harness.chaos.parallel import run_parallel_campaign
+    from scenarios.kafka.resource import given_broker
 
-        result = run_parallel_campaign(args.scenario, workers=args.workers, **common)  # type: ignore[arg-type]
-    else:
-        result = run_campaign(args.scenario, shard=shard, database=args.database, **common)  # type: ignore[arg-type]
+    with given_broker(args.kafka):
+        if args.workers > 1:
+            from harness.chaos.parallel import run_parallel_campaign
+
+            result = run_parallel_campaign(args.scenario, workers=args.workers, **common)  # type: ignore[arg-type]
+        else:
+            result = run_campaign(args.scenario, shard=shard, database=args.database, **common)  # type: ignore[arg-type]
     print(render_campaign(result, color=use_color(sys.stdout, args.no_color)))
     if args.json:
         from harness.chaos.result import campaign_doc

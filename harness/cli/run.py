@@ -23,6 +23,7 @@ from fault_injectors.plan import (
     FaultPlanError,
     FaultRule,
 )
+from harness.cli.common import add_kafka_argument, kafka_problem
 from harness.cli.common import fail as _fail
 from harness.spark.connect import add_remote_argument
 from harness.spark.standalone import add_cluster_argument, cluster_master
@@ -114,6 +115,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", default=None, help="Spark master of the driver (default local[2])")
     add_remote_argument(p)
     add_cluster_argument(p)
+    add_kafka_argument(p)
     p.add_argument(
         "--census",
         action="store_true",
@@ -176,11 +178,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.html is not None and args.html.is_dir():
         return _fail(f"--html {args.html} is a directory; give the path of the page to write")
+    if problem := kafka_problem(args.scenario, args.kafka):
+        return _fail(problem)
     print(f"seed {seed}; replay: {spec.replay_command()}", file=sys.stderr, flush=True)
     try:
         from harness.cli.replay import html_writer
+        from scenarios.kafka.resource import given_broker
 
-        outcome = run_spec(spec, args.run_dir, standby=args.standby, finished=html_writer(args.html))
+        with given_broker(args.kafka):
+            outcome = run_spec(spec, args.run_dir, standby=args.standby, finished=html_writer(args.html))
     except HarnessError as exc:
         return _fail(str(exc))
     print(render_text(outcome, color=use_color(sys.stdout, args.no_color)))
