@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from harness.spark.cds import java_options
 from harness.spark.connect import ConnectServer, inner_master, is_connect
+from harness.spark.jars import with_cached_jars
 from harness.spark.standalone import APP_CONFS, executor_env_confs
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ def build_session(
     confs: Mapping[str, str] | None = None,
 ) -> SparkSession:
     """A SparkSession with :data:`DEFAULT_CONFS` (overridden by ``confs``; the driver's JVM
-    options gain the class-data archive of :mod:`harness.spark.cds` when it exists) and the
+    options gain the class-data archive of :mod:`harness.spark.cds` when it exists; ``spark.jars``
+    gains the connectors set-up cached, :mod:`harness.spark.jars`) and the
     ``replayable`` data source registered. A ``connect:<inner master>`` master
     gives a Spark Connect client of a loopback server started here
     (:mod:`harness.spark.connect`). Sets this process's environment as
@@ -76,7 +78,7 @@ def build_session(
 
     from scenarios.replayable_source import ReplayableDataSource
 
-    all_confs = {**DEFAULT_CONFS, **dict(confs or {})}
+    all_confs = with_cached_jars({**DEFAULT_CONFS, **dict(confs or {})})
     java_key = "spark.driver.extraJavaOptions"
     all_confs[java_key] = java_options(all_confs.get(java_key, ""))
     if inner_master(master).startswith("spark://"):  # a cluster: executors get the driver's children's settings
