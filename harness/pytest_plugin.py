@@ -1,8 +1,10 @@
 """pytest plugin of the exactly-once harness (entry point ``pytest11``).
 
 Fixtures: ``spark`` (one session-scoped SparkSession per worker, small test
-settings, the ``replayable`` source registered), ``replayable_source`` (a tap
-plus stream/batch readers of the deterministic source), ``chaos_run`` (runs a
+settings, the ``replayable`` source registered, Spark's Kafka connector on its
+``spark.jars`` when set-up cached it), ``replayable_source`` (a tap
+plus stream/batch readers of the deterministic source), ``kafka_broker`` (one
+session-scoped throw-away Kafka broker per worker), ``chaos_run`` (runs a
 chaos campaign for the test's ``chaos`` marker and returns its result).
 Options (group ``harness``): ``--harness-seed``, ``--harness-profile``,
 ``--harness-examples``, ``--harness-volume ROWS``, ``--harness-replay PATH``. A failed test that ran a
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
     from harness.chaos.result import CampaignResult
     from harness.testing import ReplayableSource
+    from scenarios.kafka.broker import KafkaBroker
 
 FAILURES_DIR = Path(".harness") / "failures"
 
@@ -89,6 +92,30 @@ def replayable_source(spark: SparkSession, tmp_path: Path) -> ReplayableSource:
     from harness.testing import ReplayableSource
 
     return ReplayableSource(spark, tmp_path / "replayable")
+
+
+#: How a fixture's skip for an absent component begins (the suite's CI fails such skips: tests/ci_skips.py).
+MISSING_PREFIX = "missing component: "
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """One throw-away single-node Kafka broker per worker, started on first use and stopped at the end of
+    the session (:func:`scenarios.kafka.broker.throwaway_kafka`; its log is ``kafka.log`` in its temp
+    directory). Tests share it: each should use topics of its own. Skips, saying what to install or run,
+    when the broker cannot start here."""
+    from scenarios.base import ResourceUnavailable
+    from scenarios.kafka.broker import throwaway_kafka
+
+    running = throwaway_kafka(tmp_path_factory.mktemp("kafka-broker"))
+    try:
+        broker = running.__enter__()
+    except ResourceUnavailable as exc:
+        pytest.skip(f"{MISSING_PREFIX}Kafka broker unavailable: {exc}")
+    try:
+        yield broker
+    finally:
+        running.__exit__(None, None, None)
 
 
 def _failure_file(nodeid: str) -> Path:
