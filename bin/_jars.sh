@@ -57,7 +57,8 @@ for jars_set in $jars_sets; do
     rm -rf "$jars_tmp"
     if ! mvn -B -q -Dstyle.color=never -f "$jars_pom" -P "$jars_set" dependency:copy-dependencies \
         -DincludeScope=runtime -DoutputDirectory="$jars_tmp" </dev/null >"$jars_log" 2>&1; then
-        jars_err="$(grep -m1 '\[ERROR\]' "$jars_log" || tail -n1 "$jars_log")"
+        # Maven 3.8 writes colour resets even with -B: strip them from the line shown.
+        jars_err="$( (grep -m1 '\[ERROR\]' "$jars_log" || tail -n1 "$jars_log") | sed 's/\x1b\[[0-9;]*m//g')"
         echo "failed" >&2
         echo "set-up: Maven could not resolve jar set $jars_set: ${jars_err:0:300} (full output: $jars_log)" >&2
         exit 2
