@@ -8,13 +8,13 @@ VENV="$ROOT/.venv"
 PY="${HARNESS_PYTHON:-python3}"
 
 if ! command -v java >/dev/null 2>&1; then
-    echo "set-up: 'java' not found. PySpark 4.3 needs Java 17:" >&2
+    echo "set-up: 'java' not found. PySpark 4.2 needs Java 17:" >&2
     echo "        apt-get update && apt-get install -y openjdk-17-jre-headless" >&2
     exit 2
 fi
 java_major="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)"
 if [ -z "$java_major" ] || [ "$java_major" -lt 17 ]; then
-    echo "set-up: found Java '${java_major:-unknown}', PySpark 4.3 needs Java 17 or newer:" >&2
+    echo "set-up: found Java '${java_major:-unknown}', PySpark 4.2 needs Java 17 or newer:" >&2
     echo "        apt-get update && apt-get install -y openjdk-17-jre-headless" >&2
     exit 2
 fi

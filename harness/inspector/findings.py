@@ -17,7 +17,7 @@ Severity = Literal["violation", "note"]
 INVARIANTS: dict[str, tuple[Severity, str]] = {
     "metadata-missing": ("violation", "the metadata file (query id) exists whenever offsets/ or commits/ exist"),
     "log-corrupt": ("violation", "every log file parses the way Spark reads it (not empty, truncated or garbage)"),
-    "log-version": ("violation", "every log file starts with a version line Spark 4.3 accepts"),
+    "log-version": ("violation", "every log file starts with a version line Spark 4.2 accepts"),
     "offsets-gap": ("violation", "batch ids in offsets/ are contiguous"),
     "commits-gap": ("violation", "every planned batch below the newest commit has its commit (none missing)"),
     "commit-without-offsets": ("violation", "every commits/N has its offsets/N"),
