@@ -60,6 +60,7 @@ def test_killed_executor_is_replaced_and_output_stays_exact(tmp_path: Path) -> N
     assert doc["verdict"] == "exactly-once"
 
 
+@pytest.mark.heavy  # the watcher's other points: test_sources.py (file source), test_kafka_scenarios.py
 def test_file_sink_commit_point_is_reached_by_the_checkpoint_watcher(tmp_path: Path) -> None:
     rc, doc, log = harness_json(
         tmp_path / "r.json",

@@ -80,6 +80,7 @@ def test_csv_files_naive_append_duplicates_are_located_in_the_killed_batch(run: 
         assert a["fault"]["history_index"] == kill["history_index"]
 
 
+@pytest.mark.heavy  # a user's Rows: test_user_pipeline_on_json_files_* (the same Rows on the file source)
 def test_user_schema_on_the_replayable_source_holds_and_its_broken_twin_is_caught(run: Any) -> None:
     doc, log = run(
         "examples.pipelines.orders:REPLAYABLE_SCENARIO", "source.read:0", "sink.commit.after:1", rounds=2, name="ok"
