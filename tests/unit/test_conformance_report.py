@@ -93,9 +93,15 @@ def test_certify_rows_are_documented_and_cited() -> None:
         "sink:foreachBatch-idempotent",
         "sink:memory",
         "sink:console",
+        "source:kafka",
+        "sink:kafka",
     }
     for r in builtins:
         assert "Programming Guide" in DOCUMENTED[r.key].where and r.kill_points
+    kafka = {r.key: r for r in ROWS if r.kafka}
+    assert set(kafka) == {"source:kafka", "sink:kafka"} and all(r.needs for r in kafka.values())
+    assert kafka["source:kafka"].scenario == "kafka_file_sink" and kafka["source:kafka"].source is None
+    assert "Kafka Integration Guide > Writing Data to Kafka" in DOCUMENTED["sink:kafka"].where
 
 
 def _row(key: str, status: str, measured: str = "x", error: str | None = None) -> dict[str, object]:
@@ -269,6 +275,27 @@ def test_late_kills_are_the_commit_after_kills_that_found_commits_written() -> N
     ]
     assert late_kills(fired) == ["sink.commit.after@1"]
     assert late_kills(fired[2:]) == []
+
+
+@pytest.mark.parametrize(
+    ("measured", "verdict", "level"),
+    [
+        ("exactly-once", "exactly-once", "replayable"),
+        ("at-least-once", "violated", "not replayable"),
+        ("none", "unknown", "not replayable"),  # the query refused to restart from its checkpoint
+        (None, "unknown", None),
+    ],
+)
+def test_a_source_row_through_the_runner_is_replayable_only_when_exactly_once(
+    monkeypatch: pytest.MonkeyPatch, measured: str | None, verdict: str, level: str | None
+) -> None:
+    from harness.conformance.certify import runs
+
+    got = {"measured": measured, "verdict": verdict, "error": None if measured else "no verdict", "note": "n"}
+    monkeypatch.setattr(runs, "measure_sink_once", lambda *a, **k: dict(got))
+    row = next(r for r in ROWS if r.key == "source:kafka")
+    out = runs.measure_source_scenario(row, Path("unused"), 1, None, print)
+    assert out["measured"] == level and (out["error"] is None) == (level is not None)
 
 
 def test_a_runs_page_links_each_anomaly_to_its_batch_and_caps_the_rows(tmp_path: Path) -> None:

@@ -5,7 +5,10 @@ Every row is one real run with kill/restart (nothing is looked up or assumed):
 sinks through the harness runner (replayable source -> the sink, one kill per
 listed crash point, point *i* in batch *i*); sources through the end-to-end
 source runs (the source -> the exactly-once parquet file sink, with data also
-arriving while a driver is down). The documented guarantee is data with its
+arriving while a driver is down), or, for Spark's Kafka source, through the
+runner on the ``kafka_file_sink`` scenario (the harness fills a topic). Every
+Kafka row (``source:kafka``, ``sink:kafka``) runs against one throw-away broker
+started for the certify run and stopped at its end. The documented guarantee is data with its
 citation (:mod:`.documented`). Status per row: ``agrees``; ``stronger`` (the
 measurement satisfies the documented guarantee and is stronger: these faults
 did not expose the documented weakness); ``contradicts`` (the measurement
@@ -15,6 +18,7 @@ status but ``agrees`` is flagged.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -22,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.conformance.certify.documented import DOCUMENTED, REPLAYABLE
-from harness.conformance.certify.runs import Row, measure_sink, measure_source
+from harness.conformance.certify.runs import Row, measure_sink, measure_source, measure_source_scenario
 from harness.conformance.guarantees import satisfies
 from harness.timeline.story import Timeline, anomaly_counts, build_timeline
 
@@ -35,11 +39,32 @@ def _postgres_missing() -> str | None:
     return unavailable_reason()
 
 
+def _kafka_missing() -> str | None:
+    """Why no Kafka run can start here (the set-up's jars missing or not PySpark's), else ``None``."""
+    from scenarios.base import ResourceUnavailable
+    from scenarios.kafka.preflight import preflight
+
+    try:
+        preflight()
+    except ResourceUnavailable as exc:
+        return str(exc)
+    return None
+
+
 CS = "harness.conformance.certify.scenarios"
 ROWS: tuple[Row, ...] = (
     Row("source:rate", "source", "rate", SOURCE_KILLS, source="rate"),
     Row("source:rate-micro-batch", "source", "rate-micro-batch", SOURCE_KILLS, source="rate-micro-batch"),
     Row("source:file", "source", "file source (json)", SOURCE_KILLS, source="file"),
+    Row(
+        "source:kafka",
+        "source",
+        "Kafka source",
+        SOURCE_KILLS,
+        "kafka_file_sink",
+        needs=_kafka_missing,
+        kafka=True,
+    ),
     Row("sink:file", "sink", "file sink (parquet)", ("sink.write.mid", "sink.commit.after"), "file_sink_stateless"),
     Row(
         "sink:foreachBatch-naive",
@@ -66,6 +91,15 @@ ROWS: tuple[Row, ...] = (
     ),
     Row("sink:memory", "sink", "memory sink", ("after_offsets_logged",), f"{CS}:MEMORY"),
     Row("sink:console", "sink", "console sink", ("after_offsets_logged", "sink.commit.after"), f"{CS}:CONSOLE"),
+    Row(
+        "sink:kafka",
+        "sink",
+        "Kafka sink",
+        ("sink.write.mid", "sink.commit.after"),
+        "kafka_sink",
+        needs=_kafka_missing,
+        kafka=True,
+    ),
     Row(
         "reference:transactional-files",
         "reference",
@@ -124,11 +158,29 @@ def run_certify(
     # killed driver is replaced by one whose JVM and Python workers are already up. Each kill is still a SIGKILL.
     pool = DriverPool(workdir / "drivers", DEFAULT_MASTER, {}, standby=True)
     try:
-        for row in rows:
-            table.append(_measure_row(row, workdir, seed, keep, pool, timelines, echo))
+        with contextlib.ExitStack() as shared:
+            if any(r.kafka and not (r.needs and r.needs()) for r in rows):
+                _share_kafka_broker(shared, workdir, echo)
+            for row in rows:
+                table.append(_measure_row(row, workdir, seed, keep, pool, timelines, echo))
     finally:
         pool.close()
     return table, timelines
+
+
+def _share_kafka_broker(stack: contextlib.ExitStack, workdir: Path, echo: Callable[[str], None]) -> None:
+    """Start one broker for every Kafka row, stopped when ``stack`` closes. If it cannot start, each Kafka
+    run tries a broker of its own and its row says why that failed too."""
+    from scenarios.base import ResourceUnavailable
+    from scenarios.kafka.resource import shared_broker
+
+    t0 = time.monotonic()
+    try:
+        bootstrap = stack.enter_context(shared_broker(workdir / "kafka"))
+    except ResourceUnavailable as exc:
+        echo(f"certify: no shared Kafka broker ({exc})")
+        return
+    echo(f"certify: one Kafka broker for the Kafka rows at {bootstrap} ({time.monotonic() - t0:.1f} s to start)")
 
 
 def _measure_row(
@@ -150,11 +202,12 @@ def _measure_row(
     else:
         echo(f"certify {row.key}: {len(row.kill_points)} kill(s) at {', '.join(row.kill_points)}")
         try:
-            got = (
-                measure_source(row, run_dir, pool, echo)
-                if row.kind == "source"
-                else measure_sink(row, run_dir, seed, pool, echo)
-            )
+            if row.kind != "source":
+                got = measure_sink(row, run_dir, seed, pool, echo)
+            elif row.source is not None:
+                got = measure_source(row, run_dir, pool, echo)
+            else:
+                got = measure_source_scenario(row, run_dir, seed, pool, echo)
         except Exception as exc:  # a harness bug must cost this row its measurement, not the whole table
             got = {
                 "measured": None,
@@ -215,7 +268,7 @@ def render_table(rows: Sequence[dict[str, Any]], total_s: float) -> str:
         lines.append("  " + "  ".join(str(c)[:w].ljust(w) for c, w in zip(cells, widths, strict=True)))
     lines.append("evidence:")
     lines += [f"  {r['key']}: {r['evidence']}" for r in rows]
-    cited = sorted({r["where"].split(" > ")[0].split(" (")[0] for r in rows})
+    cited = sorted({w.split(" > ")[0].split(" (")[0] for r in rows for w in r["where"].split("; ")})
     lines.append("documented: " + "; ".join(cited))
     return "\n".join(lines)
 

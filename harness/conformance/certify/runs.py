@@ -1,6 +1,7 @@
 """How certify measures one row: a sink through the harness runner, a source
-through the end-to-end source runs (see :mod:`.command` for what is measured
-and why). Each function returns ``measured`` (a guarantee level, ``replayable``
+through the end-to-end source runs, or (a source with a scenario of its own,
+Kafka) through the runner too (see :mod:`.command` for what is measured and
+why). Each function returns ``measured`` (a guarantee level, ``replayable``
 / ``not replayable``, or ``None`` when the run gave no verdict), ``note`` or
 ``error``, the checker's ``anomalies``, the ``kills`` that fired and the run's
 ``verdict``.
@@ -21,7 +22,8 @@ from harness.conformance.guarantees import NONE, from_kinds
 
 @dataclass(frozen=True)
 class Row:
-    """One certify row: ``scenario`` for a sink row (runner), ``source`` for a source row."""
+    """One certify row: ``scenario`` for a sink row (runner), ``source`` for a source row (end-to-end source
+    run), or ``scenario`` for a source row measured through the runner (the source feeds the file sink)."""
 
     key: str
     kind: str
@@ -33,6 +35,8 @@ class Row:
     #: Sink rows with Python code: this many SIGKILLs after a step of that code (one batch each, drawn from a
     #: census of the run's data), besides the kills at ``kill_points``. The report lists the steps tried.
     steps: int = 0
+    #: The row's runs need a Kafka broker: a certify run starts one for all such rows (``shared_broker``).
+    kafka: bool = False
 
 
 def _sink_rules(scenario: str, points: Sequence[str], seed: int, batches_needed: int) -> tuple[list[Any], int]:
@@ -146,6 +150,19 @@ def measure_sink_once(row: Row, run_dir: Path, seed: int, pool: Any, echo: Calla
         "fired": outcome.kills_fired,
         "steps_tried": tried,
     }
+
+
+def measure_source_scenario(
+    row: Row, run_dir: Path, seed: int, pool: Any, echo: Callable[[str], None]
+) -> dict[str, Any]:
+    """A source row with a scenario (the source -> the exactly-once parquet file sink): one runner run with a
+    kill at each crash point, like a sink row; ``replayable`` when the output is exactly the oracle, ``not
+    replayable`` when rows were lost or duplicated or the query refused to restart from its checkpoint."""
+    got = measure_sink_once(row, run_dir, seed, pool, echo)
+    if got["measured"] is not None:
+        got["measured"] = REPLAYABLE if got["verdict"] == "exactly-once" else "not replayable"
+        got["error"] = None
+    return got
 
 
 def source_spec(kind: str, workdir: Path) -> tuple[dict[str, Any], Callable[[int], dict[str, Any]]]:
