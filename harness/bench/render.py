@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from harness.bench.chaos import CAMPAIGN_LABELS, DESIGNS, WORST_LABELS
@@ -86,7 +87,31 @@ def render_bench(doc: dict[str, Any]) -> str:
             f"  volume slopes per 10x rows             run {doc['volume_run_slope']:.2f}, check "
             f"{doc['volume_check_slope']:.2f} (1.0 = linear)"
         )
+    lines += _kafka_lines(doc, s)
     lines.append(f"  peak RSS of the process tree           {doc['peak_rss_mb']:.0f} MiB")
     if "inspector_1000_s" in doc:
         lines.append(f"  inspector, 1,000-batch checkpoint      {s(doc['inspector_1000_s'])}")
     return "\n".join(lines)
+
+
+def _kafka_lines(doc: dict[str, Any], s: Callable[[dict[str, float]], str]) -> list[str]:
+    """The Kafka section's rows (:mod:`harness.bench.kafka`), or why it was skipped."""
+    k = doc.get("kafka")
+    if k is None:
+        return []
+    if "skipped" in k:
+        return [f"  {'Kafka':<39}skipped: {k['skipped']}"]
+    chaos = k["chaos"]
+    rows = [
+        ("Kafka broker start", s(k["broker_start_s"])),
+        (f"Kafka -> parquet ({k['rows']:,} rows), run", f"{s(k['harness_run_s'])} (producing the topic included)"),
+        ("... the query, as the harness runs it", s(k["harness_query_s"])),
+        ("... the same query on bare Spark", s(k["bare_s"])),
+        ("kafka_pipeline_ratio", f"{k['pipeline_ratio']:.2f}x (the query; target <= 1.1x)"),
+        ("kafka_run_ratio", f"{k['run_ratio']:.2f}x (the whole run, producing included)"),
+        (
+            "chaos examples/min, kafka_file_sink",
+            f"{chaos['per_minute']:.2f} ({chaos['examples']} ci examples, {chaos['hard_kills']} hard kills, pooled)",
+        ),
+    ]
+    return [f"  {label:<39}{value}" for label, value in rows]

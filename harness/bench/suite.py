@@ -34,6 +34,10 @@ all measured in the same run on the same machine.
 - ``volume_run_slope`` / ``volume_check_slope``: whole runs of 10^3 .. 10^6 rows in 10, 50 and 200 batches, their
   run and check times, peak RSS and ratio to bare Spark writing the same rows in as many batches
   (:mod:`harness.bench.volume`);
+- ``kafka_pipeline_ratio`` / ``kafka_run_ratio``: a fault-free ``kafka_file_sink`` run (Spark's Kafka source
+  -> parquet) over the same query on bare Spark reading the same topic, the query alone and the whole run
+  (producing the topic included); ``kafka_broker_start_s`` and ``kafka_chaos_examples_per_minute`` (a small
+  ``ci`` campaign of ``kafka_file_sink``) (:mod:`harness.bench.kafka`);
 - peak RSS of the whole process tree; the inspector's time on a 1,000-batch
   checkpoint.
 
@@ -186,7 +190,23 @@ def inspector_1000(work: Path) -> dict[str, Any]:
 
 
 #: Sections of ``bench --only``.
-SECTIONS = ("steady", "restarts", "chaos", "inspector", "steps", "check", "volume")
+SECTIONS = ("steady", "restarts", "chaos", "inspector", "steps", "check", "volume", "kafka")
+
+
+def _kafka_section(doc: dict[str, Any], work: Path, reps: int, echo: Callable[[str], None]) -> None:
+    """``doc["kafka"]`` and its top-level figures; a note instead when Kafka cannot run here."""
+    from harness.bench.kafka import kafka_bench, kafka_unavailable
+
+    reason = kafka_unavailable()
+    if reason is not None:
+        echo(f"Kafka: skipped ({reason})")
+        doc["kafka"] = {"skipped": reason}
+        return
+    echo("Kafka -> parquet: harness vs bare Spark, broker start, chaos examples/min ...")
+    doc["kafka"] = k = kafka_bench(work, reps, echo)
+    doc["kafka_pipeline_ratio"], doc["kafka_run_ratio"] = k["pipeline_ratio"], k["run_ratio"]
+    doc["kafka_broker_start_s"] = k["broker_start_s"]["median"]
+    doc["kafka_chaos_examples_per_minute"] = k["chaos"]["per_minute"]
 
 
 def run_bench(
@@ -235,6 +255,8 @@ def run_bench(
 
             doc["volume"] = vol = volume_growth(work, new_sampler, rows=ROWS[:3] if quick else ROWS, echo=echo)
             doc["volume_run_slope"], doc["volume_check_slope"] = vol["run_slope"], vol["check_slope"]
+        if "kafka" in only:
+            _kafka_section(doc, work, reps, echo)
     doc["peak_rss_mb"] = round(sampler.stop(), 1)
     if "steady" in doc:
         for key in (

@@ -129,7 +129,8 @@ def _register_bench() -> None:
             "--only",
             default=None,
             metavar="S[,S]",
-            help="measure only these sections: steady, restarts, chaos, inspector, steps, check, volume (default: all)",
+            help="measure only these sections: steady, restarts, chaos, inspector, steps, check, volume, kafka "
+            "(default: all)",
         )
 
     def handle(args: argparse.Namespace) -> int:

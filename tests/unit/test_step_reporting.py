@@ -78,3 +78,24 @@ def test_bench_volume_table_rows_and_slopes() -> None:
     text = render_bench(doc)
     assert "1,000,000      200   60.0      5.9    2048M     2.00x" in text, text
     assert "volume slopes per 10x rows             run 0.05, check 0.40 (1.0 = linear)" in text
+
+
+def test_bench_kafka_rows_or_why_they_were_skipped() -> None:
+    timing = {"min": 2.0, "median": 2.1, "max": 2.2, "n": 3}
+    kafka = {
+        "rows": 20_000,
+        "broker_start_s": {**timing, "median": 5.3},
+        "harness_run_s": {**timing, "median": 4.7},
+        "harness_query_s": timing,
+        "bare_s": {**timing, "median": 2.0},
+        "pipeline_ratio": 1.05,
+        "run_ratio": 2.35,
+        "chaos": {"examples": 3, "hard_kills": 3, "minutes": 1.2, "per_minute": 2.5},
+    }
+    text = render_bench({"kafka": kafka, "peak_rss_mb": 3000.0})
+    assert "Kafka broker start                     5.30 s (min 2.00, max 2.20, n=3)" in text, text
+    assert "kafka_pipeline_ratio                   1.05x (the query; target <= 1.1x)" in text
+    assert "kafka_run_ratio                        2.35x" in text and "Kafka -> parquet (20,000 rows), run" in text
+    assert "chaos examples/min, kafka_file_sink    2.50 (3 ci examples, 3 hard kills, pooled)" in text
+    skipped = render_bench({"kafka": {"skipped": "jars missing: run bin/_jars.sh"}, "peak_rss_mb": 1.0})
+    assert "Kafka                                  skipped: jars missing: run bin/_jars.sh" in skipped
