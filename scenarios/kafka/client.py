@@ -41,7 +41,10 @@ _QUIET.propagate = False
 
 
 class KafkaClientError(RuntimeError):
-    """A Kafka request failed; the message says which and why."""
+    """A Kafka request failed; the message says which and why. ``retriable``: Kafka marks the error as one that
+    goes away by itself (e.g. a partition's leader not known yet just after the topic was created)."""
+
+    retriable: bool = False
 
 
 class BrokerUnreachable(KafkaClientError, ResourceUnavailable):
@@ -135,7 +138,9 @@ def _result(bootstrap: str, what: str, future: Any, timeout_s: float) -> Any:
         err = exc.args[0] if exc.args else None
         if err is not None and err.code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN):
             raise _unreachable(bootstrap, exc) from None
-        raise KafkaClientError(f"Kafka {what} on {bootstrap} failed: {_reason(exc)}") from None
+        error = KafkaClientError(f"Kafka {what} on {bootstrap} failed: {_reason(exc)}")
+        error.retriable = bool(err is not None and err.retriable())
+        raise error from None
     except TimeoutError:
         raise KafkaClientError(f"Kafka {what} on {bootstrap}: no answer within {timeout_s:.0f} s") from None
 
@@ -216,15 +221,23 @@ def _list_offsets(bootstrap: str, topic: str, spec: str, isolation: Isolation, t
     from confluent_kafka import IsolationLevel, TopicPartition
     from confluent_kafka.admin._listoffsets import OffsetSpec
 
-    parts = partitions(bootstrap, topic)
-    want = {TopicPartition(topic, p): getattr(OffsetSpec, spec)() for p in parts}
     level = IsolationLevel.READ_COMMITTED if isolation == "read_committed" else IsolationLevel.READ_UNCOMMITTED
-    admin = _admin(bootstrap)
-    futures = admin.list_offsets(want, isolation_level=level, request_timeout=timeout_s)
-    return {
-        tp.partition: int(_result(bootstrap, f"list {spec} offsets of {topic!r}", f, timeout_s).offset)
-        for tp, f in futures.items()
-    }
+    deadline = time.monotonic() + timeout_s
+    while True:
+        parts = partitions(bootstrap, topic)
+        want = {TopicPartition(topic, p): getattr(OffsetSpec, spec)() for p in parts}
+        admin = _admin(bootstrap)
+        futures = admin.list_offsets(want, isolation_level=level, request_timeout=timeout_s)
+        try:
+            return {
+                tp.partition: int(_result(bootstrap, f"list {spec} offsets of {topic!r}", f, timeout_s).offset)
+                for tp, f in futures.items()
+            }
+        except KafkaClientError as exc:
+            # Measured: "Not leader for partition" right after a topic was created or a broker restarted.
+            if not exc.retriable or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def end_offsets(
