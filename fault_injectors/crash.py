@@ -26,7 +26,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import CLUSTER_ACTIONS, FaultPlan, FaultRule
+from fault_injectors.plan import CLUSTER_ACTIONS, RESOURCE_ACTIONS, FaultPlan, FaultRule
+from fault_injectors.servers import kill_server
 
 PLAN_FILE = "plan.json"
 LEDGER_FILE = "ledger.jsonl"
@@ -147,7 +148,7 @@ class FaultSite:
                 self._record(
                     rule, landed, dict(context, partition=partition, attempt=attempt, step=step, wrapper=wrapper)
                 )
-                execute(rule, landed)
+                execute(rule, landed, self.dir)
 
     def _claim(self, rule: FaultRule) -> bool:
         assert self.dir is not None
@@ -185,8 +186,8 @@ class FaultSite:
             os.close(fd)
 
 
-def execute(rule: FaultRule, batch: int | None) -> None:
-    """Carry out ``rule.action`` in this process."""
+def execute(rule: FaultRule, batch: int | None, fault_dir: Path | None = None) -> None:
+    """Carry out ``rule.action`` in this process (``fault_dir``: the run's, for a server of its resources)."""
     if rule.action == "kill_process_group":
         kill_driver_groups()
     elif rule.action == "exit":
@@ -196,6 +197,9 @@ def execute(rule: FaultRule, batch: int | None) -> None:
     elif rule.action in CLUSTER_ACTIONS:
         kill_cluster_daemon(rule.action)
         return  # the cluster lost a daemon; the firing code goes on (unless it ran under that daemon)
+    elif rule.action in RESOURCE_ACTIONS:
+        kill_server(rule.action, fault_dir)
+        return  # a server of the run died; its owner's supervisor restarts it, the query goes on
     raise InjectedFault(f"injected fault {rule.id}: {rule.describe()} (fired in batch {batch})")
 
 

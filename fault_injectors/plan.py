@@ -99,9 +99,18 @@ ACTIONS: dict[str, str] = {
         "--cluster standalone:W only, whose supervisor restarts it"
     ),
     "kill_master": "SIGKILL the standalone master (--cluster standalone:W only, whose supervisor restarts it)",
+    "kill_broker": (
+        "SIGKILL the run's Kafka broker (a Kafka scenario's broker the harness started, whose supervisor restarts it "
+        "on the same ports and data after a short delay); the query runs on"
+    ),
 }
 #: Actions that take down a daemon of the cluster the harness started (``--cluster standalone:W``).
 CLUSTER_ACTIONS = ("kill_worker", "kill_master")
+#: Actions that take down a server of the run's resources, each with the resource setting that says where it is
+#: (``kill_broker``: ``broker_file``, the JSON file the Kafka broker rewrites on every start).
+RESOURCE_ACTIONS: dict[str, str] = {"kill_broker": "broker_file"}
+#: Actions after which the firing code goes on: a daemon died, not the firing process.
+DAEMON_ACTIONS = (*CLUSTER_ACTIONS, *RESOURCE_ACTIONS)
 
 
 class FaultPlanError(ValueError):
@@ -197,7 +206,7 @@ class FaultRule:
     def describe(self) -> str:
         """Human description, e.g. ``kill at after_offsets_logged of batch 3``."""
         verb = {"kill_process_group": "kill", "raise": "raise", "exit": "exit", "kill_executor": "kill executor",
-                "kill_worker": "kill worker", "kill_master": "kill master"}  # fmt: skip
+                "kill_worker": "kill worker", "kill_master": "kill master", "kill_broker": "kill broker"}  # fmt: skip
         batch = "any" if self.batch is None else self.batch
         if self.point == STEP_POINT:
             text = f"{verb[self.action]} after step {self.step} of batch {batch}"

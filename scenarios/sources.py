@@ -57,6 +57,51 @@ class SourceRun:
     resources: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class SourceDamage:
+    """What a source nemesis did to the input between two runs of the query (a source's ``apply_nemesis``).
+
+    ``lost``: records deleted before the query read them, ``(partition, start, end)`` in the source's offsets,
+    named by ``where`` (e.g. ``topic harness-1a2b``). ``setting`` is the query's setting that decides what it
+    does with them (e.g. ``failOnDataLoss=false``); ``allowed``: under it the query may skip them (a loss the
+    verdict reports as allowed, not a violation), else it must fail loudly rather than skip them."""
+
+    description: str
+    lost: tuple[tuple[int, int, int], ...] = ()
+    where: str = ""
+    setting: str = ""
+    allowed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "lost": [list(x) for x in self.lost],
+            "where": self.where,
+            "setting": self.setting,
+            "allowed": self.allowed,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> SourceDamage:
+        lost = tuple((int(p), int(s), int(e)) for p, s, e in raw.get("lost", ()))
+        return cls(
+            str(raw.get("description", "")), lost, str(raw.get("where", "")), str(raw.get("setting", "")),
+            bool(raw.get("allowed", False)),
+        )  # fmt: skip
+
+    def lost_text(self) -> str:
+        """``topic T partition 0 offsets [20, 25)``, one clause per lost range (``""`` for none)."""
+        return "; ".join(f"{self.where} partition {p} offsets [{s}, {e})".strip() for p, s, e in self.lost)
+
+
+def source_nemeses(source: object) -> Mapping[str, str]:
+    """The faults ``source`` can apply to its input between two runs of the query (name -> what it does):
+    its ``nemeses()``, as :class:`~scenarios.kafka.KafkaTopic` offers ``age_out_records`` and
+    ``add_partitions``; empty for a source without any."""
+    offered = getattr(source, "nemeses", None)
+    return dict(offered()) if callable(offered) else {}
+
+
 class SourceSpec(Protocol):
     """How a scenario's input reaches the query. ``stream`` and ``batch`` see the same rows: the
     batch read is the oracle's input, exactly what the tap made available."""

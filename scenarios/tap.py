@@ -60,3 +60,15 @@ def advance(path: str | os.PathLike[str], added: Mapping[int, int]) -> Offsets:
     new = {p: current[p] + int(added.get(p, 0)) for p in current}
     write_tap(path, new)
     return new
+
+
+def add_partitions(path: str | os.PathLike[str], rows: Mapping[int, int]) -> Offsets:
+    """Add partitions to the tap, ``rows[p]`` offset units available in each new partition ``p`` (a source that
+    grows, as a Kafka topic gains partitions); returns the new tap. A partition the tap has is refused."""
+    current = read_tap(path)
+    taken = sorted(set(rows) & set(current))
+    if taken or any(n < 0 for n in rows.values()):
+        raise TapError(f"tap {path}: cannot add partition(s) {dict(rows)}; it has {sorted(current)}")
+    new = {**current, **{p: int(n) for p, n in rows.items()}}
+    write_tap(path, new)
+    return new

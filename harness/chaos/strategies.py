@@ -25,6 +25,7 @@ from harness.inspector.boundaries import compaction_batches
 from harness.spark.standalone import is_standalone
 from scenarios.admission import plan_batches
 from scenarios.base import Scenario
+from scenarios.sources import source_nemeses
 
 #: Percent of the faults in a batch with traced sink calls that are ``sink.step`` faults.
 STEP_SHARE = 50
@@ -35,6 +36,12 @@ TIMED_MAX_MS = 1500
 #: On a standalone cluster the harness started (``master="standalone:W"``): percentage of soft faults at named
 #: points drawn as a ``kill_worker`` or ``kill_master`` instead (shrinking leads away from them, to a raise).
 CLUSTER_SHARE = 30
+#: For a source whose servers the harness runs (a Kafka topic on the harness's broker: ``fault_actions``):
+#: percentage of the faults at named points drawn as an action on the server instead (``kill_broker``).
+SERVER_SHARE = 30
+#: For a source with nemeses of its own (a Kafka topic: ``age_out_records``, ``add_partitions``): percentage of
+#: examples that get one, applied to the last round's input before the query reads it.
+SOURCE_NEMESIS_SHARE = 30
 #: ``(seed, rows per round, batch rows) -> {batch id: [(wrapper, partition, boundary steps), ...]}``: a census
 #: of that data, each call's effect boundaries (step numbers, ascending) as ``harness.chaos.census.StepCalls``.
 StepCensus = Callable[
@@ -63,7 +70,10 @@ def chaos_specs(
     1..``max_faults`` faults (every example exercises a fault) at distinct (batch, point) pairs, each a hard kill
     with probability ``hard_kill_ratio`` (always at the scenario's ``kill_only_points``), and optionally one
     nemesis from ``nemesis``. On a ``standalone:W`` master some soft faults are drawn as ``kill_worker`` or
-    ``kill_master`` (:data:`CLUSTER_SHARE`).
+    ``kill_master`` (:data:`CLUSTER_SHARE`). For a source whose server the harness runs (a Kafka topic), some
+    faults at named points are drawn as ``kill_broker`` (:data:`SERVER_SHARE`), and an example may get one of the
+    source's own nemeses (:data:`SOURCE_NEMESIS_SHARE`: ``age_out_records``, ``add_partitions``); both shrink
+    away (towards a kill of the driver, and no source nemesis).
     ``ref`` is how the spec names the scenario (default its name; a user's
     pipeline is named by import path, ``package.module:ATTRIBUTE``).
 
@@ -103,6 +113,7 @@ def chaos_specs(
         available = {p: available[p] + r[p] for p in available}
         predicted += plan_batches(start, available, limit)
     faults: list[FaultRule] = []
+    servers = list(getattr(scenario.source, "fault_actions", ()))
     step_calls = steps(seed, rows, batch_rows) if steps is not None and predicted else {}
     if predicted:
         n = draw(st.integers(min(1, max_faults), min(max_faults, len(predicted) * len(scenario.kill_points))))
@@ -137,6 +148,8 @@ def chaos_specs(
             cluster = action == "raise" and point != STEP_POINT and is_standalone(master)
             if cluster and draw(st.integers(0, 99)) >= 100 - CLUSTER_SHARE:
                 action = draw(st.sampled_from(CLUSTER_ACTIONS))
+            if servers and point != STEP_POINT and draw(st.integers(0, 99)) >= 100 - SERVER_SHARE:
+                action = draw(st.sampled_from(servers))
             if point == STEP_POINT:
                 faults.append(
                     FaultRule(f"h{i + 1}", point, batch, partition, action=action, step=step, wrapper=wrapper)
@@ -154,6 +167,9 @@ def chaos_specs(
     if bool(nemesis) and draw(st.booleans()):
         chosen_nemesis = (draw(st.sampled_from(list(nemesis))),)
     axes = draw(state_axes(scenario.state_stores)) if scenario.stateful else {}
+    offered = [n for n in source_nemeses(scenario.source) if n not in chosen_nemesis]
+    if offered and draw(st.integers(0, 99)) >= 100 - SOURCE_NEMESIS_SHARE:  # drawn last: other seeds keep theirs
+        chosen_nemesis += (draw(st.sampled_from(offered)),)
     return RunSpec(
         ref or scenario.name,
         seed,

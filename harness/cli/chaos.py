@@ -10,7 +10,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from fault_injectors.nemesis import NEMESES
 from harness.cli.common import add_kafka_argument, kafka_problem
 from harness.cli.common import fail as _fail
 from harness.spark.connect import add_remote_argument
@@ -61,7 +60,12 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="stop shrinking a failure after this long and report the smallest found (default: the profile's)",
     )
-    p.add_argument("--nemesis", default="", metavar="A,B", help="checkpoint nemesis actions the schedules may use")
+    p.add_argument(
+        "--nemesis",
+        default="",
+        metavar="A,B",
+        help="nemesis actions the schedules may use (checkpoint ones; a Kafka scenario draws its source's anyway)",
+    )
     p.add_argument("--master", default="local[2]", help="Spark master of the driver (default local[2])")
     add_remote_argument(p)
     add_cluster_argument(p)
@@ -142,9 +146,12 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     if problem := kafka_problem(args.scenario, args.kafka):
         return _fail(problem)
     nemesis = tuple(n for n in args.nemesis.split(",") if n)
-    unknown = [n for n in nemesis if n not in NEMESES]
+    from harness.engine.schedule import known_nemeses
+
+    known = known_nemeses(get_scenario(args.scenario))
+    unknown = [n for n in nemesis if n not in known]
     if unknown:
-        return _fail(f"unknown nemesis {unknown[0]!r}; known: {', '.join(NEMESES)}")
+        return _fail(f"unknown nemesis {unknown[0]!r}; known: {', '.join(known)}")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     keep = args.work_dir is not None
     if keep and args.work_dir.is_dir() and any(args.work_dir.iterdir()):

@@ -97,7 +97,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="ACTION",
-        help="damage the checkpoint after the last round (no query running); repeatable",
+        help="damage the checkpoint after the last round, or the source's input before the last round's run "
+        "(Kafka: age_out_records, add_partitions); no query running; repeatable",
     )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
     p.add_argument(
@@ -167,11 +168,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             shuffle_partitions=args.shuffle_partitions,
             master=master,
         )
-        from harness.engine.schedule import build_schedule
+        from harness.engine.schedule import build_schedule, known_nemeses
 
-        unknown = [n for n in args.nemesis if n not in NEMESES]
+        known = known_nemeses(get_scenario(args.scenario))
+        unknown = [n for n in args.nemesis if n not in known]
         if unknown:
-            return _fail(f"unknown --nemesis {unknown[0]!r}; known: {', '.join(NEMESES)}")
+            return _fail(f"unknown --nemesis {unknown[0]!r}; known: {', '.join(known)}")
 
         build_schedule(spec, get_scenario(args.scenario))
     except (ValueError, FaultPlanError) as exc:
@@ -217,6 +219,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("checkpoint nemesis actions (--nemesis):")
     for name, fn in NEMESES.items():
         print(f"  {name:<28} {(fn.__doc__ or '').split(chr(10))[0]}")
+    print("source nemesis actions (--nemesis; a Kafka scenario's topic, before the last round's run):")
+    from scenarios.kafka.faults import KAFKA_NEMESES
+
+    for name, doc in KAFKA_NEMESES.items():
+        print(f"  {name:<28} {doc}")
     print("fault actions:")
     for name, doc in ACTIONS.items():
         print(f"  {name:<28} {doc}")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from fault_injectors.plan import BOUNDARY_POINTS, PURGE_POINT
 from harness.engine.commandline import harness_command
+from harness.verdict.allowed import allowed_summary
 from harness.verdict.checker import KINDS, Anomaly
 from harness.verdict.rowdiff import row_diff
 
@@ -63,14 +64,17 @@ def summary_line(outcome: RunOutcome) -> str:
     assert result is not None
     if result.verdict == "unknown":
         return f"verdict unknown {ctx}: {(result.error or '').splitlines()[0] if result.error else ''}"
+    allowed = allowed_summary(result)
     if result.verdict == "exactly-once":
+        if allowed:
+            return f"exactly-once held {ctx} but for {allowed}: not a violation"
         return (
             f"exactly-once held {ctx}: {result.observed_rows} rows match the oracle, "
             f"{len(outcome.kills_fired)} kill(s) fired, {len(outcome.batches)} batches"
         )
     counts = result.counts()
     parts = ", ".join(f"{counts[k]} {k}" for k in KINDS if k in counts)
-    return f"exactly-once violated: {parts} {ctx}"
+    return f"exactly-once violated: {parts} {ctx}" + (f"; besides, {allowed}" if allowed else "")
 
 
 def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
@@ -104,6 +108,14 @@ def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
             lines += [_anomaly_line(a) for a in of_kind[:MAX_PER_KIND]]
             if len(of_kind) > MAX_PER_KIND:
                 lines.append(f"  ... and {len(of_kind) - MAX_PER_KIND} more")
+    if result is not None and result.allowed:
+        lines.append(f"lost as the configuration allows ({len(result.allowed)} row(s), not a violation):")
+        lines += [
+            f"  - batch {a.batch_id} partition {a.partition} offset {a.offset}: {_row(a.row)}"
+            for a in result.allowed[:MAX_PER_KIND]
+        ]
+        if len(result.allowed) > MAX_PER_KIND:
+            lines.append(f"  ... and {len(result.allowed) - MAX_PER_KIND} more")
     diff = row_diff(result.anomalies, color=color) if result is not None else None
     if diff:
         lines.append(diff)
@@ -131,6 +143,8 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "batches": outcome.batches,
         "anomaly_counts": result.counts() if result else {},
         "anomalies": [asdict(a) for a in result.anomalies] if result else [],
+        "allowed_losses": [asdict(w) for w in result.allowed_losses] if result else [],
+        "allowed": [asdict(a) for a in result.allowed] if result else [],
         "expected_rows": result.expected_rows if result else None,
         "observed_rows": result.observed_rows if result else None,
         "final_state": outcome.state_check.to_json() if outcome.state_check else None,

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
-from fault_injectors.nemesis import NemesisError, apply_nemesis
-from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT
+from fault_injectors.nemesis import NEMESES, NemesisError
+from fault_injectors.plan import PURGE_POINT, RESOURCE_ACTIONS, SNAPSHOT_POINT
+from harness.engine.between import Applied, allowed_losses, apply_between_runs, loss_first
 from harness.engine.conductor import Conductor, HarnessError, QueryFailedError
 from harness.engine.history import History
 from harness.engine.outcome import RunOutcome
@@ -32,6 +33,7 @@ from harness.engine.schedule import Schedule, build_schedule
 from harness.engine.spec import RunSpec
 from harness.inspector import batch_ids, latest_batch_id, summarize
 from harness.inspector.boundaries import STATE_PURGE, STATE_SNAPSHOT, batch_boundaries
+from harness.verdict.allowed import allow_losses
 from harness.verdict.check import batches_json, check_run_dir
 from harness.verdict.checker import CheckResult, FaultRef
 from harness.verdict.state_check import StateCheck, check_final_state
@@ -68,6 +70,8 @@ class Runner:
         self.started = time.monotonic()
         self.history: History | None = None
         self.conductor: Conductor | None = None
+        #: The nemesis actions applied so far (checkpoint and source).
+        self.nemeses: list[Applied] = []
 
     def echo(self, message: str) -> None:
         self._echo(f"[{time.monotonic() - self.started:7.1f}s] {message}")
@@ -100,6 +104,7 @@ class Runner:
             self.echo("  " + line)
         try:
             with contextlib.ExitStack() as stack:
+                settings: dict[str, Any] = {}
                 if sc.run_resource is not None:
                     try:
                         settings = stack.enter_context(sc.run_resource(self.paths.root / "resource"))
@@ -108,6 +113,7 @@ class Runner:
                             f"scenario {sc.name} needs a resource that is unavailable here: {exc}"
                         ) from None
                     self.paths.resources.write_text(json.dumps(settings))
+                self._check_resources(settings)
                 try:
                     self._play()
                     outcome.result = self._check()
@@ -121,8 +127,8 @@ class Runner:
                     f"fault {r.id} planned ({r.describe()}) never fired{r.why_unfired()}" for r in missing
                 )
         except HarnessError as exc:
-            outcome.error = str(exc)
             outcome.query_failed = isinstance(exc, QueryFailedError)
+            outcome.error = loss_first(str(exc), self.nemeses) if outcome.query_failed else str(exc)
         finally:
             self._shutdown()
             self.history.close()
@@ -160,32 +166,14 @@ class Runner:
                 self._record("ok", "runner", "add_data", {"rows": op.rows, "tap": tap, **fed})
                 self.echo(f"round {r}/{rounds}: {op.describe()}")
             elif op.kind == "nemesis":
-                try:  # between runs no query is running; the driver's next query re-reads the checkpoint
-                    what = apply_nemesis(op.name, self.paths.checkpoint)
-                except (NemesisError, OSError) as exc:
-                    raise HarnessError(f"nemesis {op.name} could not be applied: {exc}") from None
-                batch = latest_batch_id(self.paths.checkpoint)
-                idx = self._record("info", "runner", "nemesis", {"name": op.name, "damage": what, "batch": batch})
-                desc = f"nemesis {op.name}: {what}"
-                self.conductor.kills_fired.append(
-                    {
-                        "history_index": idx,
-                        "id": op.name,
-                        "point": "checkpoint",
-                        "action": "nemesis",
-                        "batch": batch if batch is not None else 0,
-                        "description": desc,
-                        "context": {},
-                    }
-                )
-                self.echo(f"NEMESIS {op.name}: {what}")
+                self._nemesis(op.name)
             elif op.kind == "heal":
                 healed = True
                 self._record("info", "runner", "heal", {})
             elif op.kind == "run":
                 if (
                     healed
-                    and not self.spec.nemesis
+                    and not any(n in NEMESES for n in self.spec.nemesis)  # a source nemesis acts before a run
                     and not never_fired(self.schedule.plan, read_ledger(self.paths.faults))
                 ):
                     # Every fault has fired and the last run caught up: the final run would be empty.
@@ -196,6 +184,42 @@ class Runner:
             elif op.kind == "check":
                 msg = self._drive("check")
                 self.echo(f"oracle: {msg['expected_rows']} rows expected, {msg['observed_rows']} rows visible")
+
+    def _nemesis(self, name: str) -> None:
+        """Apply a nemesis between runs (no query is running; the driver's next query re-reads it all)."""
+        assert self.conductor is not None
+        try:
+            applied = apply_between_runs(name, self.paths, self.spec, self.scenario)
+        except NemesisError as exc:
+            raise HarnessError(f"nemesis {name} could not be applied: {exc}") from None
+        self.nemeses.append(applied)
+        batch = latest_batch_id(self.paths.checkpoint)
+        damage = applied.damage.to_json() if applied.damage is not None else None
+        value = {"name": name, "damage": applied.description, "batch": batch, **({"source": damage} if damage else {})}
+        idx = self._record("info", "runner", "nemesis", value)
+        self.conductor.kills_fired.append(
+            {
+                "history_index": idx,
+                "id": name,
+                "point": applied.target,
+                "action": "nemesis",
+                "batch": batch if batch is not None else 0,
+                "description": f"nemesis {name}: {applied.description}",
+                "context": {"damage": damage} if damage else {},
+            }
+        )
+        self.echo(f"NEMESIS {name}: {applied.description}")
+
+    def _check_resources(self, settings: dict[str, Any]) -> None:
+        """Refuse, before any driver runs, a fault that takes down a server the run does not have."""
+        for rule in self.schedule.plan.rules:
+            key = RESOURCE_ACTIONS.get(rule.action)
+            if key is not None and not settings.get(key):
+                raise HarnessError(
+                    f"fault {rule.id} ({rule.describe()}): action {rule.action} needs a server the harness started "
+                    f"and supervises (the run's setting {key!r}): a Kafka scenario whose broker the harness runs, "
+                    "not one given with --kafka"
+                )
 
     # -- driver management -----------------------------------------------------
     def _record(self, type: str, process: str, f: str, value: dict[str, Any], time_ns: int | None = None) -> int:
@@ -216,6 +240,7 @@ class Runner:
         assert self.conductor is not None
         fired = self.conductor.kills_fired
         result = check_run_dir(self.paths.oracle, self.paths.checkpoint, fired, self.scenario.identity)
+        result = allow_losses(result, allowed_losses(self.nemeses))
         refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in fired]
         committed = batch_ids(self.paths.checkpoint / "commits")
         self.state_check = check_final_state(self.paths.oracle, committed[-1] if committed else None, refs)

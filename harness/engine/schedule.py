@@ -13,18 +13,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import FaultPlan, FaultRule
 from harness.engine.spec import STATE_STORES, RunSpec
 from scenarios.admission import Offsets, plan_batches
 from scenarios.base import Scenario
+from scenarios.sources import source_nemeses
 
 
 @dataclass(frozen=True)
 class Op:
     """One step: ``add_data`` (``rows`` offset units per partition), ``run``
-    (until caught up), ``nemesis`` (damage the checkpoint with the action
-    ``name`` while no query runs), ``heal`` (nothing new is injected after this),
-    ``check``."""
+    (until caught up), ``nemesis`` (damage the checkpoint, or the source's
+    input, with the action ``name`` while no query runs), ``heal`` (nothing
+    new is injected after this), ``check``."""
 
     kind: str
     rows: dict[int, int] = field(default_factory=dict)
@@ -34,7 +36,8 @@ class Op:
         if self.kind == "add_data":
             return "add data " + ", ".join(f"p{p}+{n}" for p, n in sorted(self.rows.items()))
         if self.kind == "nemesis":
-            return f"checkpoint nemesis {self.name} (no query running)"
+            what = "checkpoint" if self.name in NEMESES else "source"
+            return f"{what} nemesis {self.name} (no query running)"
         return {"run": "run until caught up", "heal": "heal", "check": "check"}.get(self.kind, self.kind)
 
 
@@ -82,7 +85,14 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
         available = {p: available[p] + rows[p] for p in parts}
         predicted += plan_batches(start, available, max_offsets)
         ops += [Op("add_data", rows), Op("run")]
-    ops += [Op("nemesis", name=name) for name in spec.nemesis]
+    known, offered = known_nemeses(scenario), source_nemeses(scenario.source)
+    unknown = [n for n in spec.nemesis if n not in known]
+    if unknown:
+        raise ValueError(f"unknown nemesis {unknown[0]!r} for scenario {scenario.name}; known: {', '.join(known)}")
+    # A source nemesis acts on the last round's input before the query reads it; a checkpoint one after the rounds.
+    last_run = len(ops) - 1
+    ops[last_run:last_run] = [Op("nemesis", name=name) for name in spec.nemesis if name in offered]
+    ops += [Op("nemesis", name=name) for name in spec.nemesis if name not in offered]
     ops += [Op("heal"), Op("run"), Op("check")]
 
     rules: list[FaultRule] = []
@@ -105,6 +115,12 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
             rules.append(FaultRule(f"k{i + 1}", point, batch, partition, after_rows))
     rules += spec.extra_faults
     return Schedule(tuple(ops), FaultPlan(tuple(rules), seed=spec.seed, census=spec.census), tuple(predicted))
+
+
+def known_nemeses(scenario: Scenario) -> list[str]:
+    """The nemesis actions a run of ``scenario`` may name: the checkpoint's (:data:`fault_injectors.nemesis.NEMESES`)
+    and its source's (:func:`scenarios.sources.source_nemeses`)."""
+    return [*NEMESES, *source_nemeses(scenario.source)]
 
 
 def rules_per_point(

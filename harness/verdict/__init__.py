@@ -1,5 +1,6 @@
 """Verdicts, pure functions of what a run left: the multiset checker and its anomaly taxonomy, the run
-directory's verdict (batch spans, located anomalies), Arrow-side narrowing, and rows shown side by side.
+directory's verdict (batch spans, located anomalies), losses the configuration allows, Arrow-side narrowing,
+and rows shown side by side.
 """
 
 from __future__ import annotations
@@ -8,10 +9,12 @@ from harness._lazy import lazy_exports
 
 #: Public name -> (module, attribute).
 _EXPORTS = {
+    "AllowedLoss": ("harness.verdict.checker", "AllowedLoss"),
     "Anomaly": ("harness.verdict.checker", "Anomaly"),
     "BatchSpan": ("harness.verdict.checker", "BatchSpan"),
     "CheckResult": ("harness.verdict.checker", "CheckResult"),
     "FaultRef": ("harness.verdict.checker", "FaultRef"),
+    "allow_losses": ("harness.verdict.allowed", "allow_losses"),
     "batch_spans": ("harness.verdict.check", "batch_spans"),
     "check_exactly_once": ("harness.verdict.checker", "check_exactly_once"),
     "check_run_dir": ("harness.verdict.check", "check_run_dir"),
@@ -22,10 +25,12 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "AllowedLoss",
     "Anomaly",
     "BatchSpan",
     "CheckResult",
     "FaultRef",
+    "allow_losses",
     "batch_spans",
     "check_exactly_once",
     "check_run_dir",

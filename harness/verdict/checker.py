@@ -80,6 +80,21 @@ class Anomaly:
     detail: str | None = None
 
 
+@dataclass(frozen=True)
+class AllowedLoss:
+    """Records ``[start, end)`` of source partition ``partition`` (named by ``where``, e.g. ``topic T``) that the
+    query may skip because ``setting`` (e.g. ``failOnDataLoss=false``) allows it: deleted before it read them."""
+
+    partition: int
+    start: int
+    end: int
+    where: str
+    setting: str
+
+    def describe(self) -> str:
+        return f"{self.where} partition {self.partition} offsets [{self.start}, {self.end})".strip()
+
+
 @dataclass
 class CheckResult:
     valid: bool | Literal["unknown"]
@@ -87,6 +102,10 @@ class CheckResult:
     expected_rows: int = 0
     observed_rows: int = 0
     error: str | None = None
+    #: ``lost`` rows the run's configuration allows (:func:`harness.verdict.allowed.allow_losses`): not a violation.
+    allowed: list[Anomaly] = field(default_factory=list)
+    #: The allowances those rows fall under.
+    allowed_losses: list[AllowedLoss] = field(default_factory=list)
 
     @property
     def verdict(self) -> Verdict:

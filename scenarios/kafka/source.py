@@ -14,15 +14,20 @@
   ``raw=False`` parses the JSON value into the row's columns; ``raw=True`` hands the transform Spark's Kafka
   columns (``key, value, topic, partition, offset, timestamp, timestampType``), as a production pipeline
   reads them, and the scenario names its own ``identity``.
-- The oracle's input is the topic's records of ``[start, newest committed end)`` read back from the broker
-  (``read_committed``): ``start`` is what Spark's Kafka source recorded for batch 0 (``sources/0/0``), a
-  partition it did not know then starts at its log start offset; ``end`` is the newest committed batch's
-  ``offsets/N``. Both paths apply the same parsing, so the transform sees the same rows.
+- The oracle's input is the topic's records of ``[start, newest committed end)``: ``start`` is what Spark's
+  Kafka source recorded for batch 0 (``sources/0/0``), 0 for a partition it did not know then; ``end`` is the
+  newest committed batch's ``offsets/N``. What the broker still holds is read back (``read_committed``); records
+  deleted since (retention, an ``age_out_records`` nemesis) are regenerated from the tap, as rows are pure
+  functions of seed, partition and offset (their timestamp is unknown: null), so a query that skipped them
+  shows them ``lost``. Both paths apply the same parsing, so the transform sees the same rows.
+- Faults (:mod:`scenarios.kafka.faults`): the source nemeses ``age_out_records`` and ``add_partitions``
+  between runs, and ``kill_broker`` (:data:`fault_actions`) at a crash point, when the harness runs the broker.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -30,8 +35,8 @@ from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scenarios.kafka.offsets import initial_offsets, kafka_offsets
-from scenarios.kafka.resource import BOOTSTRAP, TOPIC
+from scenarios.kafka.offsets import aged_out_ranges, oracle_ranges
+from scenarios.kafka.resource import BOOTSTRAP_ENV, BROKER_FILE_ENV, run_topic
 from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
 from scenarios.tap import read_tap
 from scenarios.userrows import Rows, as_record, json_value, source_rows, top_level_names
@@ -41,8 +46,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from scenarios.kafka.client import Record
-    from scenarios.sources import SourceRun
+    from scenarios.kafka.client import Fetched, Record
+    from scenarios.sources import SourceDamage, SourceRun
 
 #: Kafka source options the harness sets itself (lower case): where the topic is and how it is named.
 HARNESS_OWNED = {"kafka.bootstrap.servers", "subscribe", "subscribepattern", "assign", "endingoffsets"}
@@ -110,6 +115,28 @@ class KafkaTopic:
     def fires(self, write_points: bool) -> frozenset[str]:
         return frozenset()
 
+    # -- faults (scenarios.kafka.faults) ---------------------------------------------------------------
+    @property
+    def fault_actions(self) -> tuple[str, ...]:
+        """Fault actions on the run's servers a campaign may draw: ``kill_broker``, unless the broker is one
+        the harness does not run (``--kafka HOST:PORT``)."""
+        given = os.environ.get(BOOTSTRAP_ENV) and not os.environ.get(BROKER_FILE_ENV)
+        return () if given else ("kill_broker",)
+
+    def nemeses(self) -> dict[str, str]:
+        """Source nemeses (:mod:`scenarios.kafka.faults`). ``age_out_records`` is left out where the verdict
+        could not tell its allowed loss from a violation: raw records (no provenance) with
+        ``failOnDataLoss=false``."""
+        from scenarios.kafka.faults import AGE_OUT, KAFKA_NEMESES, loss_setting
+
+        skipped = not self.provenance and loss_setting(self.options)[1]
+        return {k: v for k, v in KAFKA_NEMESES.items() if not (skipped and k == AGE_OUT)}
+
+    def apply_nemesis(self, name: str, run: SourceRun) -> SourceDamage:
+        from scenarios.kafka.faults import apply
+
+        return apply(self, name, run)
+
     def resource(self, workdir: Path) -> AbstractContextManager[dict[str, str]]:
         """The run's broker and topic (:func:`scenarios.kafka.resource.kafka_resource`)."""
         from scenarios.kafka.resource import kafka_resource
@@ -159,20 +186,18 @@ class KafkaTopic:
             yield Record(partition, value, key, headers)
 
     def publish(self, run: SourceRun) -> dict[int, int]:
-        """Create the topic if needed and produce what the tap has available and the topic lacks; returns the
-        number of records produced per partition."""
+        """Create the topic if needed (grow it to the tap's partitions) and produce what the tap has available
+        and the topic lacks; returns the number of records produced per partition."""
         from scenarios.kafka import client
 
-        bootstrap, topic = _where(run)
+        bootstrap, topic = run_topic(run)
         available = read_tap(run.tap)
         if not client.topic_exists(bootstrap, topic):
             client.create_topic(bootstrap, topic, max(len(available), run.config.partitions))
         have = client.end_offsets(bootstrap, topic)
-        missing = [p for p in available if p not in have]
-        if missing:
-            raise ConfigError(
-                f"KafkaTopic: topic {topic!r} has partitions {sorted(have)}, the run's input needs {sorted(available)}"
-            )
+        if any(p not in have for p in available):  # the tap grew partitions (add_partitions): so does the topic
+            client.add_partitions(bootstrap, topic, max(available) + 1)
+            have = client.end_offsets(bootstrap, topic)
         produced: dict[int, int] = {}
         batch: list[Record] = []
         for partition, end in sorted(available.items()):
@@ -186,7 +211,7 @@ class KafkaTopic:
 
     # -- reading -------------------------------------------------------------------------------------
     def _reader_options(self, run: SourceRun) -> dict[str, str]:
-        bootstrap, topic = _where(run)
+        bootstrap, topic = run_topic(run)
         opts = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest"}
         if self.headers:
             opts["includeHeaders"] = "true"
@@ -204,19 +229,33 @@ class KafkaTopic:
         return self._parsed(spark.readStream.format("kafka").options(**self._reader_options(run)).load())
 
     def batch(self, spark: SparkSession, run: SourceRun) -> DataFrame:
-        """The topic's records the committed batches cover, read back from the broker (module docstring)."""
+        """The topic's records the committed batches cover: read back from the broker, and regenerated from the
+        tap where the broker deleted them (module docstring)."""
         from scenarios.kafka import client
 
-        bootstrap, topic = _where(run)
-        ranges = oracle_ranges(run.checkpoint, topic, client.start_offsets(bootstrap, topic))
-        fetched = client.read_range(bootstrap, topic, ranges) if ranges else []
+        bootstrap, topic = run_topic(run)
+        log_start = client.start_offsets(bootstrap, topic)
+        ranges = oracle_ranges(run.checkpoint, topic, log_start)
+        fetched = list(client.read_range(bootstrap, topic, ranges) if ranges else [])
+        fetched += self.regenerated(run, aged_out_ranges(run.checkpoint, topic, log_start))
         rows = [
-            (f.key, f.value, topic, f.partition, f.offset, _ts(f.timestamp_ms), 0)
+            (f.key, f.value, topic, f.partition, f.offset, None if f.timestamp_ms < 0 else _ts(f.timestamp_ms), 0)
             + (([(k, v) for k, v in f.headers],) if self.headers else ())
             for f in fetched
         ]
         ddl = _KAFKA_DDL + (f", {_HEADERS_DDL}" if self.headers else "")
         return self._parsed(spark.createDataFrame(rows, ddl))
+
+    def regenerated(self, run: SourceRun, ranges: Mapping[int, tuple[int, int]]) -> list[Fetched]:
+        """The records of ``ranges`` as the harness produced them (from the tap's row function), for records the
+        broker no longer holds; their timestamp is unknown (-1)."""
+        from scenarios.kafka.client import Fetched
+
+        return [
+            Fetched(p, s + i, r.key, r.value, r.headers, -1)
+            for p, (s, e) in sorted(ranges.items())
+            for i, r in enumerate(self.records(run.config, p, s, e))
+        ]
 
     def describe(self) -> str:
         user = f" with user rows {self.rows.fn} ({self.rows.schema})" if self.rows else ""
@@ -228,25 +267,3 @@ def _ts(ms: int) -> Any:
     from datetime import datetime
 
     return datetime.fromtimestamp(ms / 1000, tz=UTC)
-
-
-def _where(run: SourceRun) -> tuple[str, str]:
-    if BOOTSTRAP not in run.resources or TOPIC not in run.resources:
-        raise ConfigError(
-            "KafkaTopic: the run has no Kafka broker (resources 'bootstrap' and 'topic'); run the scenario "
-            "through the harness, which starts one (scenarios.kafka.resource.kafka_resource)"
-        )
-    return run.resources[BOOTSTRAP], run.resources[TOPIC]
-
-
-def oracle_ranges(checkpoint: str | Path, topic: str, log_start: Mapping[int, int]) -> dict[int, tuple[int, int]]:
-    """Per partition ``[start, end)`` of the records the committed batches cover: ``start`` from ``sources/0/0``
-    (a partition it lacks: ``log_start``), ``end`` from the newest committed batch's ``offsets/N``."""
-    from harness.inspector import batch_ids, read_offsets
-
-    ids = batch_ids(Path(checkpoint) / "commits")
-    if not ids:
-        return {}
-    end = kafka_offsets(read_offsets(checkpoint, ids[-1]).sources[0], topic) or {}
-    start = kafka_offsets(initial_offsets(checkpoint), topic) or {}
-    return {p: (start.get(p, log_start.get(p, 0)), e) for p, e in end.items() if e > start.get(p, log_start.get(p, 0))}

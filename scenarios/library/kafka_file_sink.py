@@ -16,7 +16,8 @@ broker.
 Requirements: the set-up's jar cache (``.jars/``: Spark's Kafka connector and the broker); the broker is
 started by the run (or shared by the pytest session / campaign).
 :data:`NAIVE_APPEND` is its one-bug twin: the same topic into a ``foreachBatch`` that appends without
-batch-id dedup (duplicates after a kill between the append and ``commits/N``).
+batch-id dedup (duplicates after a kill between the append and ``commits/N``); :data:`SKIPS_LOST` reads
+with ``failOnDataLoss=false`` (records aged out before it read them are skipped: a loss that setting allows).
 """
 
 from __future__ import annotations
@@ -49,4 +50,13 @@ NAIVE_APPEND = dataclasses.replace(
     summary="Spark's Kafka source -> foreachBatch append without batch-id dedup (expected: duplicates)",
     kill_points=("after_offsets_logged", "sink.commit.after"),
     source=KafkaTopic(),
+)
+
+#: The same pipeline with ``failOnDataLoss=false``: records deleted before the query read them (an
+#: ``age_out_records`` nemesis) are skipped, which the verdict reports as a loss allowed by that setting.
+SKIPS_LOST = dataclasses.replace(
+    SCENARIO,
+    name="kafka_file_sink_skips_lost",
+    summary="kafka_file_sink with failOnDataLoss=false (expected: exactly-once but for records aged out unread)",
+    source=KafkaTopic(options=(("failOnDataLoss", "false"),)),
 )

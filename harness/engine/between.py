@@ -1,0 +1,95 @@
+"""Nemesis actions between two runs of the query, while none runs: on the checkpoint
+(:mod:`fault_injectors.nemesis`) or on the source's input (a source's own ``apply_nemesis``, e.g. Kafka records
+aged out before the query read them, or partitions added to the topic: :func:`scenarios.sources.source_nemeses`).
+
+A source nemesis returns a :class:`~scenarios.sources.SourceDamage`; what it lost becomes, for the verdict,
+either losses the query's configuration allows (:class:`~harness.verdict.checker.AllowedLoss`) or, when the
+query refused to go on, the first line of the run's error (:func:`loss_first`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fault_injectors.nemesis import NEMESES, NemesisError, apply_nemesis
+from harness.engine.rundir import RunPaths
+from harness.engine.spec import RunSpec
+from harness.verdict.checker import AllowedLoss
+from scenarios.base import Scenario
+from scenarios.sources import SourceDamage, SourceRun, source_nemeses
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A nemesis that was applied: what it did, and for a source nemesis its damage."""
+
+    name: str
+    description: str
+    damage: SourceDamage | None = None
+
+    @property
+    def target(self) -> str:
+        """``checkpoint`` or ``source``: what the nemesis damaged (the fault's point in the report)."""
+        return "checkpoint" if self.damage is None else "source"
+
+
+def source_run(paths: RunPaths, spec: RunSpec, scenario: Scenario) -> SourceRun:
+    """The source's wiring for the run in ``paths``, as the driver builds it."""
+    resources = json.loads(paths.resources.read_text()) if paths.resources.exists() else {}
+    return SourceRun(
+        config=scenario.source_config(spec.seed),
+        tap=str(paths.tap),
+        input_dir=str(paths.input),
+        checkpoint=str(paths.checkpoint),
+        fault_dir=str(paths.faults),
+        max_rows_per_batch=spec.effective_batch_rows(scenario.max_rows_per_batch),
+        write_points=scenario.source_write_points,
+        resources=resources,
+    )
+
+
+def apply_between_runs(name: str, paths: RunPaths, spec: RunSpec, scenario: Scenario) -> Applied:
+    """Apply the nemesis ``name`` to the run in ``paths``; :class:`NemesisError` saying why it cannot."""
+    if name in NEMESES:
+        try:
+            return Applied(name, apply_nemesis(name, paths.checkpoint))
+        except OSError as exc:
+            raise NemesisError(str(exc)) from None
+    if name not in source_nemeses(scenario.source):
+        raise NemesisError(f"unknown nemesis {name!r} for {scenario.source.describe()}")
+    apply: Any = getattr(scenario.source, "apply_nemesis")  # noqa: B009 (a source's optional method)
+    try:
+        damage: SourceDamage = apply(name, source_run(paths, spec, scenario))
+    except NemesisError:
+        raise
+    except Exception as exc:  # the source's own errors (a broker refusing a request): one line
+        raise NemesisError(f"{type(exc).__name__}: {exc}") from None
+    return Applied(name, damage.description, damage)
+
+
+def allowed_losses(applied: Sequence[Applied]) -> list[AllowedLoss]:
+    """What the query may skip: the lost ranges of damages its configuration allows."""
+    return [
+        AllowedLoss(p, s, e, a.damage.where, a.damage.setting)
+        for a in applied
+        if a.damage is not None and a.damage.allowed
+        for p, s, e in a.damage.lost
+    ]
+
+
+def loss_first(error: str, applied: Sequence[Applied]) -> str:
+    """``error`` of a query that failed loudly, led by the records a source nemesis deleted before the query
+    read them (which the query's setting made it refuse to skip), when there were any."""
+    refused = [a for a in applied if a.damage is not None and a.damage.lost and not a.damage.allowed]
+    if not refused:
+        return error
+    lines = [
+        f"records deleted before the query read them: {a.damage.lost_text()} (nemesis {a.name}); the query "
+        f"refused to skip them ({a.damage.setting or 'its configuration'})"
+        for a in refused
+        if a.damage is not None
+    ]
+    return "\n".join([*lines, error])

@@ -1,0 +1,55 @@
+"""Losses the run's configuration allows: rows the oracle expects that the query was configured to skip.
+
+Spark's Kafka source with ``failOnDataLoss=false`` skips records deleted (aged out by retention) before it read
+them, and says so only in a log warning. The oracle still expects those rows (it regenerates deleted records
+from the tap), so the checker finds them ``lost``; a lost row whose source partition and offset lie in an
+:class:`~harness.verdict.checker.AllowedLoss` is moved to ``CheckResult.allowed``: reported, with the setting
+that allows it and where it was lost, but not a violation. Every other anomaly stays one. Pure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from harness.verdict.checker import AllowedLoss, Anomaly, CheckResult
+
+
+def covering(anomaly: Anomaly, allowed: Sequence[AllowedLoss]) -> AllowedLoss | None:
+    """The allowance a ``lost`` anomaly falls under (by its provenance partition and offset), else ``None``."""
+    if anomaly.kind != "lost" or anomaly.partition is None or anomaly.offset is None or anomaly.observed_count:
+        return None
+    return next((w for w in allowed if w.partition == anomaly.partition and w.start <= anomaly.offset < w.end), None)
+
+
+def allow_losses(result: CheckResult, allowed: Sequence[AllowedLoss]) -> CheckResult:
+    """``result`` with the lost rows that ``allowed`` covers moved to ``allowed``, and the allowances they fall
+    under listed (``allowed_losses``); valid when no other anomaly is left. An ``unknown`` result and a result
+    without allowances come back unchanged."""
+    if not allowed or result.valid == "unknown":
+        return result
+    kept: list[Anomaly] = []
+    moved: list[Anomaly] = []
+    for a in result.anomalies:
+        (moved if covering(a, allowed) is not None else kept).append(a)
+    used = [w for w in allowed if any(covering(a, [w]) is not None for a in moved)]
+    return dataclasses.replace(
+        result,
+        valid=not kept,
+        anomalies=kept,
+        allowed=[*result.allowed, *moved],
+        allowed_losses=[*result.allowed_losses, *used],
+    )
+
+
+def allowed_summary(result: CheckResult) -> str:
+    """``12 row(s) lost as allowed by failOnDataLoss=false (topic T partition 0 offsets [20, 32))``; ``""``
+    when nothing was lost that way."""
+    if not result.allowed:
+        return ""
+    parts = []
+    for setting in dict.fromkeys(w.setting for w in result.allowed_losses):
+        windows = [w for w in result.allowed_losses if w.setting == setting]
+        rows = sum(1 for a in result.allowed if covering(a, windows) is not None)
+        parts.append(f"{rows} row(s) lost as allowed by {setting} ({'; '.join(w.describe() for w in windows)})")
+    return ", ".join(parts)
