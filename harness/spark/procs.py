@@ -69,3 +69,26 @@ def kill_token(token: str, timeout_s: float = 10.0, *, prefix: bool = False) -> 
             except ProcessLookupError:
                 pass
         time.sleep(0.05)
+
+
+def child_jvm_pids() -> list[int]:
+    """This process's child ``java`` processes (a driver's JVM, started by py4j)."""
+    me, pids = os.getpid(), []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
+        if comm == "java" and int(rest[1]) == me:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def signal_all(pids: list[int], sig: signal.Signals) -> None:
+    """Send ``sig`` to each of ``pids`` that still exists (a watcher pausing or resuming a driver's JVM)."""
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.crash import FaultSite
+from harness.spark.procs import child_jvm_pids, signal_all
 from scenarios.base import RUN_OUTPUT_ENV
 
 POINT = "sink.commit.after"
@@ -54,28 +55,6 @@ FREEZE_LIMIT_S = 120.0
 _QUIET = logging.getLogger("scenarios.kafka.commit_watch.librdkafka")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
-
-
-def jvm_pids() -> list[int]:
-    """This process's child ``java`` processes (the driver's JVM, started by py4j)."""
-    me, pids = os.getpid(), []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
-        if comm == "java" and int(rest[1]) == me:
-            pids.append(int(stat.parent.name))
-    return pids
-
-
-def _signal(pids: list[int], sig: signal.Signals) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
 
 
 class TopicCommitWatcher(threading.Thread):
@@ -157,13 +136,13 @@ class TopicCommitWatcher(threading.Thread):
                     continue
                 self._slice_until_written(consumer, batch, want)
         finally:
-            _signal(self.frozen, signal.SIGCONT)
+            signal_all(self.frozen, signal.SIGCONT)
             consumer.close()
 
     def _slice_until_written(self, consumer: Any, batch: int, want: set[Hashable]) -> None:
         """Stop the JVM; let it run in slices until ``want`` has been read; then fire (JVM stopped)."""
-        self.frozen = jvm_pids()
-        _signal(self.frozen, signal.SIGSTOP)
+        self.frozen = child_jvm_pids()
+        signal_all(self.frozen, signal.SIGSTOP)
         deadline = time.monotonic() + FREEZE_LIMIT_S
         try:
             while not self._halt.is_set():
@@ -174,11 +153,11 @@ class TopicCommitWatcher(threading.Thread):
                 if time.monotonic() > deadline:
                     self.skipped.add(batch)
                     return
-                _signal(self.frozen, signal.SIGCONT)
+                signal_all(self.frozen, signal.SIGCONT)
                 time.sleep(SLICE_S)
-                _signal(self.frozen, signal.SIGSTOP)
+                signal_all(self.frozen, signal.SIGSTOP)
         finally:
-            _signal(self.frozen, signal.SIGCONT)
+            signal_all(self.frozen, signal.SIGCONT)
             self.frozen = []
 
 

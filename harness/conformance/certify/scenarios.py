@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from fault_injectors.crash import FaultSite
 from harness.conformance.sink.task_sim import COLUMNS
+from harness.spark.procs import child_jvm_pids, signal_all
 from scenarios.base import Scenario, SinkContext
 
 if TYPE_CHECKING:
@@ -130,28 +131,6 @@ def parse_console(text: str) -> dict[int, list[list[list[str]]]]:
 SLICE_S = 0.0002
 
 
-def _jvm_pids() -> list[int]:
-    """This process's child ``java`` processes (the driver's JVM, started by py4j)."""
-    me, pids = os.getpid(), []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
-        if comm == "java" and int(rest[1]) == me:
-            pids.append(int(stat.parent.name))
-    return pids
-
-
-def _signal(pids: list[int], sig: signal.Signals) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-
-
 class ConsoleWatcher(threading.Thread):
     """Fires ``sink.commit.after`` of batch N as soon as batch N's table is complete in ``log``, with the
     driver's JVM stopped from the moment ``Batch: N`` appears (so ``commits/N`` cannot be written first)."""
@@ -180,19 +159,19 @@ class ConsoleWatcher(threading.Thread):
                 except OSError:
                     return
                 if not self.frozen and self._armed_header(seen):
-                    self.frozen = _jvm_pids()
-                    _signal(self.frozen, signal.SIGSTOP)
+                    self.frozen = child_jvm_pids()
+                    signal_all(self.frozen, signal.SIGSTOP)
                     continue  # read what was printed before the stop
                 for batch in parse_console(seen):
                     self.site.maybe_fire("sink.commit.after", batch, via="console-watcher")
                 if self.frozen:
-                    _signal(self.frozen, signal.SIGCONT)
+                    signal_all(self.frozen, signal.SIGCONT)
                     time.sleep(SLICE_S)
-                    _signal(self.frozen, signal.SIGSTOP)
+                    signal_all(self.frozen, signal.SIGSTOP)
                 else:
                     time.sleep(0.001)
         finally:
-            _signal(self.frozen, signal.SIGCONT)
+            signal_all(self.frozen, signal.SIGCONT)
 
 
 _watchers: dict[str, ConsoleWatcher] = {}
