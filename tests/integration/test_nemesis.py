@@ -73,6 +73,8 @@ def test_nemesis(spark: SparkSession, tmp_path: Path, name: str) -> None:
         assert all(a.batch_id is not None for a in result.anomalies)
 
 
+# heavy: every nemesis action runs in test_nemesis above; --nemesis parsing: tests/unit/test_report_and_cli.py
+@pytest.mark.heavy
 def test_nemesis_through_the_cli_names_the_damage(tmp_path: Path) -> None:
     rc, doc, log = harness_json(
         tmp_path / "r.json",

@@ -33,6 +33,9 @@ def _expected_duplicates(seed: int, batch: int, kills: int = 3, rounds: int | No
     return sorted((r[0], r[1]) for p in end for r in cfg.rows(p, start[p], end[p]) if r[4] % 7 != 0)
 
 
+# heavy: duplicates named and located in the killed batch: test_sources.py (CSV naive append),
+# test_kafka_scenarios.py, test_pytest_failure_report.py
+@pytest.mark.heavy
 def test_naive_foreach_batch_is_caught_with_named_duplicates(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     rc, out, err = harness(

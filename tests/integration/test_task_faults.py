@@ -90,6 +90,8 @@ def test_fault_on_every_attempt_fails_the_query_until_it_is_spent(tmp_path: Path
     assert doc["verdict"] == "exactly-once"
 
 
+# heavy: a fault on every attempt failing the query is test_fault_on_every_attempt_...
+@pytest.mark.heavy
 def test_permanent_fault_is_reported_not_looped_forever(tmp_path: Path) -> None:
     rc, doc, log = harness_json(
         tmp_path / "r.json",
