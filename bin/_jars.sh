@@ -13,7 +13,7 @@ jars_py="${VENV:-$jars_root/.venv}/bin/python"
 for jars_tool in java mvn; do
     if ! command -v "$jars_tool" >/dev/null 2>&1; then
         jars_pkg=$([ "$jars_tool" = mvn ] && echo maven || echo openjdk-17-jre-headless)
-        echo "set-up: '$jars_tool' not found; the Kafka jars come from Maven: apt-get install -y $jars_pkg" >&2
+        echo "set-up: '$jars_tool' not found; the Kafka and Delta jars come from Maven: apt-get install -y $jars_pkg" >&2
         exit 2
     fi
 done

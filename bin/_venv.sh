@@ -42,6 +42,6 @@ export PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
 # Drivers start ~2 s faster from a JVM class-data archive of Spark, built once per
 # .venv (~40 s; harness/spark/cds_build.py). Without it everything still works, only slower.
 "$VENV/bin/python" -m harness.spark.cds_build || echo "set-up: continuing without the driver class-data archive" >&2
-# Jars from Maven (Spark's Kafka connector, a test Kafka broker) into .jars/, resolved once per jars/pom.xml
-# (~20 s the first time; bin/_jars.sh).
+# Jars from Maven (Spark's Kafka connector, Delta Lake, a test Kafka broker) into .jars/, resolved once per
+# jars/pom.xml (~30 s the first time; bin/_jars.sh).
 source "$ROOT/bin/_jars.sh"

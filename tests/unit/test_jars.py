@@ -3,6 +3,7 @@ what to run."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -110,5 +111,39 @@ def test_the_broker_set_is_never_filtered_nor_version_checked(cache: Path) -> No
 
 
 def test_an_unknown_set_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="known: kafka-broker, kafka-connector"):
+    with pytest.raises(ValueError, match="known: delta-spark, kafka-broker, kafka-connector"):
         jars.require("delta")
+
+
+DELTA = ["delta-spark_{s}_2.13-4.4.0", "delta-storage-4.4.0", "delta-kernel-api-4.4.0", "antlr4-runtime-4.13.1"]
+
+
+def test_delta_brings_its_jars_and_its_session_extension(cache: Path) -> None:
+    _touch(cache / jars.DELTA, [d.format(s="4.2") for d in DELTA])
+    assert jars.spark_version_of(jars.DELTA) == "4.2"
+    conf = jars.with_cached_jars({"spark.sql.extensions": "my.Ext", "spark.sql.catalog.spark_catalog": "my.Cat"})
+    paths = conf["spark.jars"].split(",")
+    assert any(p.endswith("delta-spark_4.2_2.13-4.4.0.jar") for p in paths)
+    assert any(p.endswith("spark-sql-kafka-0-10_2.13-4.2.0.jar") for p in paths)
+    # A user's extension stays first and Delta's is added; a user's own catalog is never replaced.
+    assert conf["spark.sql.extensions"] == "my.Ext,io.delta.sql.DeltaSparkSessionExtension"
+    assert conf["spark.sql.catalog.spark_catalog"] == "my.Cat"
+    assert jars.with_cached_jars({})["spark.sql.catalog.spark_catalog"].endswith("DeltaCatalog")
+
+
+@pytest.mark.parametrize(
+    ("stem", "built_for"),
+    [("delta-spark_4.1_2.13-4.4.0", "4.1"), ("delta-spark_2.13-4.0.1", "4.0"), ("delta-spark_2.13-3.3.2", "3.5")],
+)
+def test_delta_for_another_spark_is_refused_in_one_line_and_gets_no_confs(
+    cache: Path, stem: str, built_for: str
+) -> None:
+    _touch(cache / jars.DELTA, [stem])
+    with pytest.raises(jars.JarsUnavailable, match=rf"built for Spark {re.escape(built_for)}, but pyspark is 4\.2\.0"):
+        jars.require(jars.DELTA)
+    assert "spark.sql.extensions" not in jars.with_cached_jars({})
+
+
+def test_delta_without_a_spark_version_in_its_name_is_for_spark_4_2_from_delta_4_1_on(cache: Path) -> None:
+    _touch(cache / jars.DELTA, ["delta-spark_2.13-4.4.0"])
+    assert jars.problem(jars.DELTA) is None
