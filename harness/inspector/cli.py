@@ -3,11 +3,13 @@
 Usage::
 
     python -m harness inspect CHECKPOINT [--json] [--sink-dir DIR] [--limit N] [--no-checksums] [--state]
+                                         [--delta TABLE [--txn-app-id ID]]
     python -m harness inspect diff A B [--json]
 
 Exit codes: 0 every invariant holds (diff: B is a consistent continuation of A),
 1 a violation (diff: a conflict; --state: Spark's readers disagree with the files), 2 the input
-cannot be read — reported as one line naming the path, never a traceback.
+cannot be read (or the options do not fit together) — reported as one line naming the path,
+never a traceback.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = __doc__.split("\n\n")[0] if __doc__ else None
     p.usage = (
         "python -m harness inspect CHECKPOINT [--json] [--sink-dir DIR] [--limit N] [--no-checksums] [--spark-state]\n"
+        "                                            [--delta TABLE [--txn-app-id ID]]\n"
         "       python -m harness inspect diff A B [--json]"
     )
     p.add_argument(
@@ -41,6 +44,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print everything as JSON (for machines) instead of text")
     p.add_argument("--sink-dir", type=Path, default=None, metavar="DIR", help="the file sink's output directory")
     p.add_argument("--limit", type=int, default=50, metavar="N", help="timeline rows shown (newest; 0 = all)")
+    p.add_argument(
+        "--delta",
+        default=None,
+        metavar="TABLE",
+        help="the Delta table the query writes: check that each committed batch is in its log exactly once "
+        "(by the txn(appId, batch id) of each Delta commit)",
+    )
+    p.add_argument(
+        "--txn-app-id",
+        default=None,
+        metavar="ID",
+        help="the appId of the table's txn actions (default: the query id in the checkpoint's metadata, what "
+        "Delta's streaming sink uses; foreachBatch writers set their own txnAppId)",
+    )
     p.add_argument("--no-checksums", action="store_true", help="skip verifying .crc sidecars (faster on big state)")
     p.add_argument(
         "--state",
@@ -85,7 +102,13 @@ def _inspect(args: argparse.Namespace, checkpoint: str) -> int:
     from harness.inspector.render import render_text, report_json
     from harness.inspector.spark_view import render_spark_view, view_json
 
-    report = inspect_checkpoint(checkpoint, args.sink_dir, verify_checksums=not args.no_checksums)
+    report = inspect_checkpoint(
+        checkpoint,
+        args.sink_dir,
+        verify_checksums=not args.no_checksums,
+        delta_table=getattr(args, "delta", None),
+        txn_app_id=getattr(args, "txn_app_id", None),
+    )
     view = _spark_view(checkpoint) if args.spark_state else None
     checked = cross_check(view, report.model) if view is not None else None
     if args.json:
@@ -111,8 +134,13 @@ def _diff(args: argparse.Namespace, a: str, b: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Handler of the ``inspect`` subcommand; returns the exit code."""
     target: list[str] = args.target
+    delta, app_id = getattr(args, "delta", None), getattr(args, "txn_app_id", None)
+    if app_id is not None and delta is None:
+        return _error("--txn-app-id", "applies only with --delta TABLE (the Delta table whose txns it names)")
     try:
         if target[0] == "diff" and not (len(target) == 1 and Path("diff").is_dir()):
+            if delta is not None:
+                return _error("--delta", "applies to one checkpoint, not to inspect diff")
             if len(target) != 3:
                 return _error("diff", "expected exactly two inputs: inspect diff A B (checkpoint dirs or --json files)")
             return _diff(args, target[1], target[2])

@@ -39,12 +39,20 @@ INVARIANTS: dict[str, tuple[Severity, str]] = {
     "sink-path-foreign": ("violation", "the sink log lists files inside the sink directory (not a copied/moved one)"),
     "sink-batch-missing": ("violation", "every committed batch is recorded in the sink log"),
     "sink-ahead": ("violation", "the sink log records no batch the checkpoint never planned"),
+    "delta-log-corrupt": ("violation", "the Delta table's _delta_log parses (every commit JSON, no version missing)"),
+    "delta-batch-missing": ("violation", "every committed batch has a Delta commit carrying txn(app, batch id)"),
+    "delta-txn-repeated": ("violation", "no txn(app, batch id) is in two Delta commits (a batch written twice)"),
+    "delta-txn-ahead": ("violation", "the Delta table's newest txn for the app is not beyond the newest planned batch"),
     "last-batch-uncommitted": ("note", "the newest planned batch has no commit yet: Spark re-runs it on restart"),
     "logs-purged": ("note", "Spark purged batches older than minBatchesToRetain"),
     "sink-uncommitted-batch": ("note", "the sink recorded a batch the checkpoint has not committed yet"),
     "temp-file": ("note", "a leftover temp file of an interrupted atomic write"),
     "crc-orphan": ("note", "a checksum sidecar whose file is gone"),
     "sink-not-file-sink": ("note", "the --sink-dir has no _spark_metadata log: sink checks skipped"),
+    "delta-txn-uncommitted-batch": ("note", "the newest planned batch is in the Delta table but not committed yet"),
+    "delta-no-txn": ("note", "the Delta table holds no txn for the app: per-batch Delta checks skipped"),
+    "delta-batches-unchecked": ("note", "committed batches before the app's first txn in the Delta log: not checked"),
+    "delta-app-unknown": ("note", "no query id (metadata) and no --txn-app-id: the Delta txns cannot be matched"),
 }
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from harness.inspector import checks_logs, checks_storage
 from harness.inspector.checkpoint import CheckpointError
+from harness.inspector.delta_log import DeltaReport, inspect_delta
 from harness.inspector.findings import Finding
 from harness.inspector.load import CheckpointModel, load_checkpoint
 from harness.inspector.timeline import TimelineRow, build_timeline, span_text
@@ -25,11 +26,13 @@ def run_checks(model: CheckpointModel) -> list[Finding]:
 
 @dataclass(frozen=True)
 class InspectionReport:
-    """A checkpoint's model, its timeline and every finding."""
+    """A checkpoint's model, its timeline and every finding (the Delta table's included, when one was given)."""
 
     model: CheckpointModel
     timeline: tuple[TimelineRow, ...]
     findings: tuple[Finding, ...]
+    #: The Delta table checked against the checkpoint (``--delta``), if any.
+    delta: DeltaReport | None = None
 
     @property
     def violations(self) -> tuple[Finding, ...]:
@@ -63,13 +66,21 @@ def inspect_checkpoint(
     checkpoint: str | os.PathLike[str],
     sink_dir: str | os.PathLike[str] | None = None,
     verify_checksums: bool = True,
+    delta_table: str | os.PathLike[str] | None = None,
+    txn_app_id: str | None = None,
 ) -> InspectionReport:
-    """Read and check ``checkpoint`` (plus the file sink at ``sink_dir``).
+    """Read and check ``checkpoint`` (plus the file sink at ``sink_dir`` and the Delta table at ``delta_table``,
+    whose txns are matched by ``txn_app_id``, default the query id).
 
     Raises :class:`CheckpointError` only when the input cannot be inspected (not a
-    checkpoint, a file the OS refuses to read); broken contents become findings."""
+    checkpoint, not a Delta table, a file the OS refuses to read); broken contents become findings.
+    ``txn_app_id`` without ``delta_table`` is a :class:`ValueError`."""
+    if txn_app_id is not None and delta_table is None:
+        raise ValueError("txn_app_id applies only with delta_table")
     model = load_checkpoint(checkpoint, sink_dir, verify_checksums)
-    return InspectionReport(model, tuple(build_timeline(model)), tuple(run_checks(model)))
+    delta = inspect_delta(model, delta_table, txn_app_id) if delta_table is not None else None
+    findings = tuple(run_checks(model)) + (delta.findings if delta is not None else ())
+    return InspectionReport(model, tuple(build_timeline(model)), findings, delta)
 
 
 def summarize(

@@ -1,9 +1,9 @@
 """Human text and machine JSON for an :class:`InspectionReport`.
 
 Text: the headline first, then where things are, the state and sink summaries,
-the timeline as an aligned table (the newest ``limit`` rows), then violations and
-notes, at most ``MAX_PER_ID`` per invariant id ("and N more"). JSON carries
-everything, uncapped.
+the timeline as an aligned table (the newest ``limit`` rows), the Delta table's
+batches (``--delta``, also capped by ``limit``), then violations and notes, at most
+``MAX_PER_ID`` per invariant id ("and N more"). JSON carries everything, uncapped.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
+from harness.inspector.delta_log import DeltaBatchRow, DeltaReport
 from harness.inspector.findings import Finding
 from harness.inspector.inspection import InspectionReport
 from harness.inspector.timeline import TimelineRow, span_text
@@ -90,9 +91,64 @@ def render_text(report: InspectionReport, limit: int = 50) -> str:
             + (", newest last):" if not hidden else f"; {hidden} older hidden, --limit 0 shows all):")
         )
         lines += ["  " + ln for ln in table(list(TIMELINE_HEADERS), [timeline_cells(r) for r in rows])]
+    if report.delta is not None:
+        lines += delta_text(report.delta, limit)
     lines += findings_text(report.violations, "violations")
     lines += findings_text(report.notes, "notes")
     return "\n".join(lines)
+
+
+#: Column headers of the Delta section (:func:`delta_cells`).
+DELTA_HEADERS = ("batch", "checkpoint", "delta version(s)")
+
+
+def delta_cells(r: DeltaBatchRow) -> list[str]:
+    """One batch of the Delta section: ``-`` = no txn for it, ``?`` = no txn and not checked."""
+    status = "committed" if r.committed else "planned" if r.planned else "not planned"
+    versions = ", ".join(map(str, r.delta_versions)) or ("-" if r.checked else "?")
+    return [str(r.batch_id), status, versions]
+
+
+def delta_text(d: DeltaReport, limit: int = 50) -> list[str]:
+    """The "delta table" section: where the table's history starts and, per batch, its Delta version(s)."""
+    if d.error is not None:
+        return [f"delta table: {d.table}: log unreadable (see delta-log-corrupt below)"]
+    source = "--txn-app-id" if d.app_id_given else "the checkpoint's query id"
+    app = f"txn app id {d.app_id} ({source})" if d.app_id is not None else "no txn app id (pass --txn-app-id)"
+    lines = [f"delta table: {d.table} (Delta versions {d.first_version}..{d.last_version}; {app})"]
+    if d.checkpoint_version is not None:
+        lines.append(f"  history starts at Delta checkpoint {d.checkpoint_version} (older commits were cleaned up)")
+    rows = d.rows if limit <= 0 else d.rows[-limit:]
+    if rows:
+        hidden = len(d.rows) - len(rows)
+        more = ", newest last):" if not hidden else f"; {hidden} older hidden, --limit 0 shows all):"
+        lines.append(f"delta batches ({len(rows)} of {len(d.rows)}{more}")
+        lines += ["  " + ln for ln in table(list(DELTA_HEADERS), [delta_cells(r) for r in rows])]
+    return lines
+
+
+def delta_json(d: DeltaReport) -> dict[str, Any]:
+    """The Delta section as plain JSON (findings are in the report's ``findings``)."""
+    return {
+        "table": str(d.table),
+        "app_id": d.app_id,
+        "app_id_source": "--txn-app-id" if d.app_id_given else "checkpoint metadata",
+        "first_version": d.first_version,
+        "last_version": d.last_version,
+        "checkpoint_version": d.checkpoint_version,
+        "other_app_ids": list(d.other_app_ids),
+        "error": d.error,
+        "batches": [
+            {
+                "batch_id": r.batch_id,
+                "planned": r.planned,
+                "committed": r.committed,
+                "delta_versions": list(r.delta_versions),
+                "checked": r.checked,
+            }
+            for r in d.rows
+        ],
+    }
 
 
 def _finding_json(f: Finding) -> dict[str, Any]:
@@ -175,4 +231,5 @@ def report_json(report: InspectionReport) -> dict[str, Any]:
             "temp_files": [str(p) for p in m.checksums.temp_files],
         },
         "findings": [_finding_json(f) for f in report.findings],
+        "delta": delta_json(report.delta) if report.delta is not None else None,
     }
