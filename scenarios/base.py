@@ -13,6 +13,7 @@ from scenarios.rowgen import PROVENANCE, SourceConfig
 from scenarios.sources import TASK_WRITE_POINTS, Replayable, SourceSpec
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
@@ -75,6 +76,27 @@ class OracleContext:
 
 #: Expected output from a *batch* DataFrame of exactly the input that was added.
 OracleFn = Callable[["DataFrame", OracleContext], "DataFrame"]
+
+
+@dataclass(frozen=True)
+class SinkVersions:
+    """Where a versioned table sink (Delta) keeps each row and each batch, for naming them in anomalies.
+
+    ``rows``: the identity columns of every row of the table's current version plus :data:`VERSION_COLUMN`, the
+    table version whose commit added the row's file. ``batches``: batch id -> the table versions whose commit
+    carried that batch's transaction id (two for a batch written twice, none for one never written).
+    ``label`` names the table kind in reports (``Delta``)."""
+
+    label: str
+    rows: pa.Table
+    batches: Mapping[int, tuple[int, ...]]
+
+
+#: Column of :attr:`SinkVersions.rows` holding the version that added the row.
+VERSION_COLUMN = "__sink_version"
+
+#: Reads a finished run's :class:`SinkVersions` (``spark``, the sink's context, the scenario's identity columns).
+SinkVersionsHook = Callable[["SparkSession", SinkContext, tuple[str, ...]], SinkVersions]
 
 
 @dataclass(frozen=True)
@@ -144,6 +166,12 @@ class Scenario:
     #: with a user's schema and row function, Spark's file source over a directory the harness fills, or a
     #: user's Python ``DataSource`` fed through its context (:class:`harness.sources.PythonSource`).
     source: SourceSpec = field(default_factory=Replayable)
+    #: Jar sets of ``jars/pom.xml`` the pipeline needs (``"delta-spark"``): checked before a run starts anything
+    #: (:func:`harness.spark.jars.require`), one line and exit 2 when missing or built for another Spark.
+    jars: tuple[str, ...] = ()
+    #: For a versioned table sink (Delta): reads, after the run, which table version holds each row and each
+    #: batch, so that every anomaly names them (:class:`SinkVersions`).
+    sink_versions: SinkVersionsHook | None = None
 
     def __post_init__(self) -> None:
         if self.state_stores and not self.stateful:

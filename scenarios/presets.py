@@ -52,3 +52,14 @@ STATEFUL_FILE_SINK: Preset = {
 #: A sink of Python code (a ``foreachBatch`` function or a ``DataSourceStreamWriter`` in a ``crash_injecting``
 #: wrapper): campaigns draw ``sink.step`` faults inside it; batches of at most 20 rows, 30-50 offsets a round.
 PYTHON_SINK: Preset = {"sink_steps": True, "max_rows_per_batch": 20, "rows_per_round": (30, 50)}
+
+
+def _delta_versions(spark: Any, ctx: Any, identity: tuple[str, ...]) -> Any:
+    from scenarios.delta.locate import delta_versions  # pyspark and the log reader only when a run checks
+
+    return delta_versions(spark, ctx, identity)
+
+
+#: A pipeline that writes a Delta table (``<output>/table``): needs the set-up's Delta jar set (checked before a run
+#: starts); every anomaly names the Delta versions that hold its row and carry its batch.
+DELTA: Preset = {"jars": ("delta-spark",), "sink_versions": _delta_versions}

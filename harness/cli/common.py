@@ -24,13 +24,19 @@ def add_kafka_argument(p: Any) -> None:
 
 
 def kafka_problem(scenario: str, bootstrap: str | None) -> str | None:
-    """Why a Kafka scenario cannot run here (jars missing or of another Spark version, ``--kafka`` broker not
-    answering), in one line; ``None`` when it can, or when the scenario does not use Kafka."""
+    """Why a scenario cannot run here, in one line: a jar set it names (``Scenario.jars``, e.g. Delta) missing
+    or of another Spark version; for a Kafka scenario the connector's jars, or a ``--kafka`` broker not
+    answering. ``None`` when it can run."""
+    from harness.spark.jars import problem
     from scenarios import get_scenario
     from scenarios.base import ResourceUnavailable
     from scenarios.kafka.preflight import preflight, uses_kafka
 
-    if not uses_kafka(get_scenario(scenario)):
+    spec = get_scenario(scenario)
+    for jar_set in spec.jars:
+        if reason := problem(jar_set):
+            return f"scenario {spec.name} needs {reason}"
+    if not uses_kafka(spec):
         return None if bootstrap is None else f"--kafka {bootstrap}: scenario {scenario} does not use Kafka"
     try:
         preflight(bootstrap)

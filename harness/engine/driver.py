@@ -46,6 +46,7 @@ from harness.inspector.spark_view import StateUnreadable, read_state_rows
 from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session
 from harness.spark.warm import warm
 from harness.verdict.check import INPUT_BATCHES
+from harness.verdict.sink_versions import write_versions
 from harness.verdict.state_check import ERROR, EXPECTED, OBSERVED, STATE_DIR, UNREADABLE, state_file
 from scenarios import Scenario, SinkContext, get_scenario
 from scenarios.base import RUN_OUTPUT_ENV, OracleContext
@@ -187,6 +188,9 @@ class Driver:
             pq.write_table(table, self.paths.oracle / f"{name}.parquet")
             counts[f"{name}_rows"] = table.num_rows
         self._write_final_state(batch_input, ctx)
+        if self.scenario.sink_versions is not None:  # which table version holds each row and each batch
+            where = self.scenario.sink_versions(self.spark, self.ctx, tuple(self.scenario.identity))
+            write_versions(self.paths.oracle, where.label, where.rows, where.batches)
         located = self.scenario.source.input_batches(self.source_run, self.scenario.identity)
         if located is not None:  # a source without provenance columns: which batch read which row
             pq.write_table(located, self.paths.oracle / INPUT_BATCHES)

@@ -28,14 +28,32 @@ def _row(row: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in row.items())
 
 
+def _short_offset(text: Any) -> str:
+    """A source offset as a reader says it: ``Delta v3 file -1`` for a Delta source's (reservoir version, file
+    index), else the offset's JSON text as it is."""
+    import json
+
+    try:
+        raw = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return str(text)
+    if isinstance(raw, dict) and "reservoirVersion" in raw:
+        starting = " (snapshot)" if raw.get("isStartingVersion") else ""
+        return f"Delta v{raw['reservoirVersion']} file {raw.get('index', -1)}{starting}"
+    return str(text)
+
+
 def _anomaly_line(a: Anomaly) -> str:
     where = f"batch {a.batch_id}" if a.batch_id is not None else "no batch covers it"
     rng = ""
     if a.offset_range:
         rng = " offsets " + ", ".join(
-            f"[{s}, {e})" if p == "source" else f"p{p}:[{s},{e})" for p, (s, e) in a.offset_range.items()
+            f"[{_short_offset(s)}, {_short_offset(e)})" if p == "source" else f"p{p}:[{s},{e})"
+            for p, (s, e) in a.offset_range.items()
         )
     fault = f"; after fault #{a.fault.history_index} ({a.fault.description})" if a.fault else "; no fault preceded it"
+    if a.sink_where:
+        fault += f"; {a.sink_where}"
     if a.detail:
         shown = f"\n      {_row(a.row)}" if a.kind == "state-mismatch" else ""
         return f"  - {where}{fault}\n      {a.detail}{shown}"

@@ -173,6 +173,8 @@ def check_offsets(m: CheckpointModel) -> Iterator[Finding]:
                 continue
             if end is None:
                 back = ["the offset disappeared ('-')"]
+            elif _delta_position(start) is not None and _delta_position(end) is not None:
+                back = _delta_regression(start, end)
             else:
                 old = dict(numeric_leaves(start))
                 back = [
@@ -187,6 +189,24 @@ def check_offsets(m: CheckpointModel) -> Iterator[Finding]:
                     "in between are read twice (duplicates), or the log was edited",
                     b,
                 )
+
+
+def _delta_position(offset: Any) -> tuple[int, int] | None:
+    """``(reservoirVersion, index)`` of a Delta source offset, else ``None``."""
+    if isinstance(offset, dict) and isinstance(offset.get("reservoirVersion"), int):
+        index = offset.get("index", -1)
+        return int(offset["reservoirVersion"]), int(index) if isinstance(index, int) else -1
+    return None
+
+
+def _delta_regression(start: Any, end: Any) -> list[str]:
+    """A Delta source offset is a position ``(reservoirVersion, index)``, compared as a pair: the index falls back
+    to -1 (before the version's files) whenever the version moves on, which is progress, not a regression."""
+    old, new = _delta_position(start), _delta_position(end)
+    assert old is not None and new is not None
+    if new >= old:
+        return []
+    return [f"Delta position (reservoirVersion, index) {old} -> {new}"]
 
 
 def _kafka(offset: Any) -> dict[str, dict[str, Any]] | None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from harness.inspector import CheckpointError, read_batches, read_source_logs
 from harness.verdict.checker import Anomaly, BatchSpan, CheckResult, FaultRef, _norm, check_exactly_once
 from harness.verdict.multiset import rows_to_check
+from harness.verdict.sink_versions import BATCHES_FILE, name_versions
 from scenarios.admission import offsets_from_json
 from scenarios.filedir import parse_name
 
@@ -116,6 +117,8 @@ def batches_json(checkpoint: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """:func:`batch_spans` as JSON-ready dicts; ``[]`` when the checkpoint is unreadable."""
     try:
         spans = batch_spans(checkpoint)
+        if not spans:  # a source whose offsets name no partitions (Delta, rate): the batches, without ranges
+            spans = [BatchSpan(r.batch_id, {}, {}, r.committed) for r in read_batches(checkpoint) if r.offsets]
     except (CheckpointError, ValueError):
         return []
     return [{"batch_id": s.batch_id, "start": s.start, "end": s.end, "committed": s.committed} for s in spans]
@@ -150,6 +153,10 @@ def check_run_dir(
             )
         except (OSError, CheckpointError, ValueError) as exc:
             result.error = f"anomalies not located: {oracle / INPUT_BATCHES} or the checkpoint is unreadable ({exc})"
+    try:
+        result.anomalies = name_versions(result.anomalies, oracle, identity)
+    except (OSError, ValueError, KeyError) as exc:
+        result.error = f"anomalies not named by table version: {oracle / BATCHES_FILE} is unreadable ({exc})"
     return result
 
 

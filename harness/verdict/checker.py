@@ -78,6 +78,8 @@ class Anomaly:
     observed_row: dict[str, Any] | None = None
     #: For anomalies found in the checkpoint: what the inspector said.
     detail: str | None = None
+    #: For a versioned table sink (Delta): the table versions that hold the row and carry its batch.
+    sink_where: str | None = None
 
 
 @dataclass(frozen=True)

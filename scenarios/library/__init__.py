@@ -15,6 +15,19 @@ Stateless (map/filter of the replayable source):
   ``commit()``. Correct.
 - ``python_sink_publish_in_write``: Python sink publishing in ``write()``. Broken: duplicates on replay.
 
+Delta Lake (the set-up's Delta jars; every anomaly names the Delta versions involved):
+
+- ``delta_sink_append``: Spark's Delta streaming sink, append. Correct.
+- ``delta_source_stream``: a Delta table read as a stream, one version a batch, into the Delta sink. Correct.
+- ``foreachbatch_delta_txn``: ``foreachBatch`` Delta append with ``txnAppId``/``txnVersion``. Correct.
+- ``foreachbatch_delta_naive``: the same append without the txn options. Broken: duplicates on replay.
+- ``foreachbatch_delta_merge``: ``foreachBatch`` ``MERGE`` adding window totals, with the session txn confs.
+  Correct.
+- ``foreachbatch_delta_merge_no_txn``: the same ``MERGE`` without the session confs. Broken: over-counts a
+  replay.
+- ``foreachbatch_deltars_txn``: ``foreachBatch`` append through delta-rs, its txn version checked first. Correct.
+- ``foreachbatch_deltars_unchecked``: the same, the txn never checked. Broken: duplicates on replay.
+
 Stateful:
 
 - ``agg_watermark_append``: 10-s windowed count/sum with a watermark, append mode, parquet file sink. Correct.
@@ -22,6 +35,7 @@ Stateful:
 - ``agg_update_naive``: per-batch aggregates added into SQLite without a ledger. Broken: over-counts a replay.
 - ``dedup_stream``: ``dropDuplicates`` with a watermark, parquet file sink. Correct.
 - ``dedup_within_watermark``: ``dropDuplicatesWithinWatermark``, parquet file sink. Correct.
+- ``delta_sink_complete``: the windowed aggregation in complete mode into the Delta streaming sink. Correct.
 - ``stream_stream_join``: inner join of two partitions within 5 s, watermarks on both sides. Correct.
 - ``tws_sessions``: ``transformWithStateInPandas`` sessions (value/map/list state, event-time timers),
   ``foreachBatch`` SQLite sink. Correct.

@@ -274,3 +274,19 @@ def test_corrupt_sink_and_source_logs_say_who_fails(tmp_path: Path) -> None:
     source_log = by_path[str(ck / "sources" / "0" / "0")]
     assert source_log.id == "log-version" and "the file source fails" in source_log.message
     assert sorted(by_path) == sorted([sink_log.path, source_log.path])  # no orphan verdicts without the full log
+
+
+def _delta_offset(version: int, index: int, starting: bool = False) -> dict[str, object]:
+    return {"sourceVersion": 1, "reservoirId": "r-1", "reservoirVersion": version, "index": index,
+            "isStartingVersion": starting}  # fmt: skip
+
+
+def test_delta_source_offsets_compare_as_a_version_and_file_index(ck: Path) -> None:
+    # Measured on Spark 4.2 + Delta 4.4: the index falls back to -1 whenever the version moves on (progress).
+    for n, version, index, starting in ((2, 2, 0, True), (3, 3, -1, False), (4, 4, 2, False)):
+        write_with_crc(ck / "offsets" / str(n), offsets_text([_delta_offset(version, index, starting)], 1000 * n, n))
+    assert "offset-regression" not in _violations(inspect_checkpoint(ck))
+    write_with_crc(ck / "offsets" / "5", offsets_text([_delta_offset(4, 1)], 5000, 5))
+    report = inspect_checkpoint(ck)
+    assert _violations(report)["offset-regression"] == [str(ck / "offsets" / "5")]
+    assert "Delta position (reservoirVersion, index) (4, 2) -> (4, 1)" in report.violations[0].message

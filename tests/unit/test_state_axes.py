@@ -66,6 +66,7 @@ def test_the_stateful_scenarios_are_marked() -> None:
         "agg_watermark_update",
         "dedup_stream",
         "dedup_within_watermark",
+        "delta_sink_complete",
         "stream_stream_join",
         "tws_sessions",
         "tws_sessions_side_store",
