@@ -32,8 +32,9 @@ def table_path(ctx: SinkContext) -> str:
 
 
 def app_id(ctx: SinkContext, name: str) -> str:
-    """A txn application id of this run: stable across the restarts of one run (it is made of the run's
-    output directory's name), different between runs."""
+    """A txn application id for the run's table: ``<name>-<output directory's name>``, the same in every driver
+    that restarts the run (Delta compares versions per app id, so it must not change across restarts; every
+    run writes a table of its own, so runs need no distinct ids)."""
     return f"{name}-{Path(ctx.output).name}"
 
 
