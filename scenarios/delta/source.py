@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scenarios.rowgen import SCHEMA_DDL, ConfigError
+from scenarios.rowgen import ConfigError
 from scenarios.sources import SourceRun
 from scenarios.tap import read_tap
 
@@ -41,12 +41,13 @@ def source_table(run: SourceRun) -> Path:
 
 
 def _arrow_schema() -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructType, _parse_datatype_string
+    """:data:`scenarios.rowgen.SCHEMA_DDL` in Arrow (built here: parsing DDL with pyspark needs a JVM)."""
+    import pyarrow as pa
 
-    schema = _parse_datatype_string(SCHEMA_DDL)
-    assert isinstance(schema, StructType)
-    return to_arrow_schema(schema, timezone="UTC")
+    return pa.schema([
+        ("partition", pa.int32()), ("offset", pa.int64()), ("seq", pa.int32()), ("key", pa.int32()),
+        ("value", pa.int64()), ("event_time", pa.timestamp("us", tz="UTC")),
+    ])  # fmt: skip
 
 
 def published_ends(table: Path) -> dict[int, int]:
