@@ -6,7 +6,8 @@ batch id, and skips a batch whose id is not above the table's txn for the query 
 batch Spark re-runs after its Delta commit writes nothing.
 Faults: SIGKILL at every point the replayable source reaches (planning, after ``offsets/N``, in the read
 tasks before and while the sink's write tasks run, after ``commits/N``). The window between Delta's commit
-and ``commits/N`` has no harness code in it: only timed kills reach it.
+and ``commits/N`` has no harness code in it: an explicit ``--kill sink.commit.after:N`` is carried out by a
+watcher on the table's log (:mod:`scenarios.delta.commit_watch`, SIGKILL only, so campaigns do not draw it).
 Guarantee checked: exactly-once. Pass condition: the table's current version equals, as a multiset, the same
 transform over exactly the input added; an anomaly names its batch and the Delta version that holds the row.
 Requirements: the set-up's Delta jars (``.jars/delta-spark``).
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 
 
 def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
+    """Delta's sink into the run's table; starts the Delta commit watcher when a ``sink.commit.after`` kill is
+    planned."""
+    from scenarios.delta.commit_watch import watch_delta_commits
+
+    watch_delta_commits(ctx)
     return writer.outputMode("append").format("delta").option("path", table_path(ctx))
 
 

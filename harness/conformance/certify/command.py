@@ -8,7 +8,10 @@ source runs (the source -> the exactly-once parquet file sink, with data also
 arriving while a driver is down), or, for Spark's Kafka source, through the
 runner on the ``kafka_file_sink`` scenario (the harness fills a topic). Every
 Kafka row (``source:kafka``, ``sink:kafka``) runs against one throw-away broker
-started for the certify run and stopped at its end. The documented guarantee is data with its
+started for the certify run and stopped at its end. The Delta rows (:mod:`.delta`:
+Spark's Delta sink, ``foreachBatch`` appends and MERGEs with and without txn ids,
+delta-rs) are sink rows that need the set-up's Delta jar set (skipped with its
+problem otherwise). The documented guarantee is data with its
 citation (:mod:`.documented`). Status per row: ``agrees``; ``stronger`` (the
 measurement satisfies the documented guarantee and is stronger: these faults
 did not expose the documented weakness); ``contradicts`` (the measurement
@@ -25,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.conformance.certify.delta import DELTA_ROWS
 from harness.conformance.certify.documented import DOCUMENTED, REPLAYABLE
 from harness.conformance.certify.runs import Row, measure_sink, measure_source, measure_source_scenario
 from harness.conformance.guarantees import satisfies
@@ -125,6 +129,7 @@ ROWS: tuple[Row, ...] = (
         needs=_postgres_missing,
         steps=2,
     ),
+    *DELTA_ROWS,
 )
 ROW_KEYS = tuple(r.key for r in ROWS)
 

@@ -28,6 +28,24 @@ Queries or Batch Queries---to Kafka, some records may be duplicated; [...]
 Structured Streaming cannot prevent such duplicates from occurring due to these
 Kafka write semantics."
 
+The Delta rows cite the *Delta Lake documentation* (``docs/src/content/docs/`` in delta-io/delta,
+https://docs.delta.io/latest/): page "Table streaming reads and writes", section "Delta table as a sink" ("The
+transaction log enables Delta Lake to guarantee exactly-once processing, even when there are other streams or
+batch queries running concurrently against the table.") and section "Idempotent table writes in
+``foreachBatch``" (without them "rerunning a failed batch could result in duplicate data writes"; with the
+``DataFrameWriter`` options ``txnAppId``/``txnVersion`` "Delta table uses the combination of txnAppId and
+txnVersion to identify duplicate writes and ignore them"); page "Table batch reads and writes", section
+"Idempotent writes" (the session confs ``spark.databricks.delta.write.txnAppId``/``txnVersion``, which apply to
+INSERT/DELETE/UPDATE/MERGE since delta-io/delta PR #1555); page "Table deletes, updates, and merges", section
+"Upsert from streaming queries using ``foreachBatch``", note ("Make sure that your merge statement inside
+foreachBatch is idempotent as restarts of the streaming query can apply the operation on the same batch of data
+multiple times."). The delta-rs rows cite the *Delta Transaction Protocol* (``PROTOCOL.md``), section
+"Transaction Identifiers" (the ``appId``/``version`` pair recorded atomically with the data "enables these
+external system to make their writes into a Delta table idempotent"; the writer checks the recorded version and
+skips a batch already added) and delta-io/delta-rs issue #2580 (open): delta-rs records a repeated
+``app_transaction`` instead of skipping it ("if I make multiple commits with the same app_transaction (same ID
+and version), they will all be written"), so the check is the writer's (``DeltaTable.transaction_version``).
+
 The reference sinks' rows cite this repository's ``docs/reference-sinks.md``.
 "No" (not fault-tolerant) is the level ``none`` of :mod:`harness.conformance.guarantees`.
 """
@@ -40,6 +58,10 @@ from harness.conformance.guarantees import AT_LEAST_ONCE, EXACTLY_ONCE, NONE
 
 GUIDE = "Structured Streaming Programming Guide, API using Datasets and DataFrames"
 KAFKA_GUIDE = "Structured Streaming + Kafka Integration Guide"
+DELTA_DOCS = "Delta Lake documentation"
+DELTA_STREAMING = f"{DELTA_DOCS}, Table streaming reads and writes"
+DELTA_PROTOCOL = "Delta Transaction Protocol > Transaction Identifiers"
+DELTA_RS_2580 = "delta-io/delta-rs issue #2580 (open)"
 REPLAYABLE = "replayable"
 
 
@@ -88,6 +110,52 @@ DOCUMENTED: dict[str, Documented] = {
         f"{GUIDE} > Output Sinks (Memory Sink)",
     ),
     "sink:console": Documented(NONE, "Fault-tolerant: No", f"{GUIDE} > Output Sinks (Console Sink)"),
+    "sink:delta": Documented(
+        EXACTLY_ONCE,
+        "'The transaction log enables Delta Lake to guarantee exactly-once processing, even when there are other "
+        "streams or batch queries running concurrently against the table.'",
+        f"{DELTA_STREAMING} > Delta table as a sink",
+    ),
+    "sink:delta-foreachbatch-txn": Documented(
+        EXACTLY_ONCE,
+        "'Delta tables support the following DataFrameWriter options to make the writes idempotent: txnAppId [...] "
+        "txnVersion [...] Delta table uses the combination of txnAppId and txnVersion to identify duplicate writes "
+        "and ignore them.'",
+        f"{DELTA_STREAMING} > Idempotent table writes in foreachBatch",
+    ),
+    "sink:delta-foreachbatch-naive": Documented(
+        AT_LEAST_ONCE,
+        "'foreachBatch does not make those writes idempotent as those write attempts lack the information of "
+        "whether the batch is being re-executed or not. For example, rerunning a failed batch could result in "
+        "duplicate data writes.'",
+        f"{DELTA_STREAMING} > Idempotent table writes in foreachBatch; {GUIDE} > Using Foreach and ForeachBatch (Note)",
+    ),
+    "sink:delta-merge-session-txn": Documented(
+        EXACTLY_ONCE,
+        "'You can also configure idempotent writes by setting the Spark session configuration "
+        "spark.databricks.delta.write.txnAppId and spark.databricks.delta.write.txnVersion'; the session confs "
+        "make INSERT/DELETE/UPDATE/MERGE idempotent (writer options do not reach MERGE)",
+        f"{DELTA_DOCS}, Table batch reads and writes > Idempotent writes; delta-io/delta PR #1555",
+    ),
+    "sink:delta-merge-no-txn": Documented(
+        AT_LEAST_ONCE,
+        "'Make sure that your merge statement inside foreachBatch is idempotent as restarts of the streaming query "
+        "can apply the operation on the same batch of data multiple times.'",
+        f"{DELTA_DOCS}, Table deletes, updates, and merges > Upsert from streaming queries using foreachBatch (note)",
+    ),
+    "sink:deltars-txn": Documented(
+        EXACTLY_ONCE,
+        "'The atomic recording of this information along with modifications to the table enables these external "
+        "system to make their writes into a Delta table idempotent'; delta-rs does not skip a repeated version "
+        "itself, so the writer checks transaction_version(app_id) first",
+        f"{DELTA_PROTOCOL}; {DELTA_RS_2580}",
+    ),
+    "sink:deltars-unchecked": Documented(
+        AT_LEAST_ONCE,
+        "delta-rs does not skip a repeated app transaction: 'if I make multiple commits with the same "
+        "app_transaction (same ID and version), they will all be written'",
+        DELTA_RS_2580,
+    ),
     "reference:transactional-files": Documented(
         EXACTLY_ONCE, "exactly-once", "docs/reference-sinks.md (TransactionalFileSink)"
     ),

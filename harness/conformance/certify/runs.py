@@ -4,7 +4,8 @@ Kafka) through the runner too (see :mod:`.command` for what is measured and
 why). Each function returns ``measured`` (a guarantee level, ``replayable``
 / ``not replayable``, or ``None`` when the run gave no verdict), ``note`` or
 ``error``, the checker's ``anomalies``, the ``kills`` that fired and the run's
-``verdict``.
+``verdict``. For a versioned table sink (Delta) the note of a row with anomalies
+names the table versions of the first one (the checker's ``sink_where``).
 """
 
 from __future__ import annotations
@@ -137,6 +138,9 @@ def measure_sink_once(row: Row, run_dir: Path, seed: int, pool: Any, echo: Calla
         measured, note = from_kinds(kinds), ", ".join(f"{n} {k}" for k, n in counts.items())
         if not counts and result is not None:
             note = f"{result.observed_rows} rows, none lost or duplicated"
+        where = next((a.sink_where for a in result.anomalies if a.sink_where), None) if result else None
+        if where:  # a versioned table sink (Delta): the table versions of the first anomaly's row and batch
+            note += f" (e.g. {where})"
     else:
         measured, note = None, (outcome.error or "no verdict").splitlines()[0]
     return {
