@@ -85,8 +85,15 @@ class DeltaCommitWatcher(threading.Thread):
         self._halt.set()
 
     def run(self) -> None:
+        started = False  # a new query creates its checkpoint after attach_sink ran: wait for it, end once gone
         try:
-            while not self._halt.is_set() and self.checkpoint.exists() and self._this_run():
+            while not self._halt.is_set() and self._this_run():
+                if not self.checkpoint.exists():
+                    if started:
+                        return
+                    time.sleep(0.002)
+                    continue
+                started = True
                 targets = self._targets()
                 if not targets:
                     return

@@ -121,8 +121,15 @@ class TopicCommitWatcher(threading.Thread):
 
     def run(self) -> None:
         consumer = self._consumer()
+        started = False  # a new query creates its checkpoint after attach_sink ran: wait for it, end once gone
         try:
-            while not self._halt.is_set() and self.checkpoint.exists() and self._this_run():
+            while not self._halt.is_set() and self._this_run():
+                if not self.checkpoint.exists():
+                    if started:
+                        return
+                    time.sleep(0.002)
+                    continue
+                started = True
                 targets = self._targets()
                 if not targets:
                     return

@@ -4,6 +4,7 @@ that reaches ``sink.commit.after`` of Spark's Delta sink from the table's log (n
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +111,19 @@ def test_the_watcher_gives_up_a_batch_committed_before_it_looked(
     watcher.start()
     watcher.join(10)
     assert not watcher.is_alive() and fired == [] and watcher.skipped == {1}
+
+
+def test_the_watcher_waits_for_a_new_query_s_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # attach_sink runs before Spark creates a new query's checkpoint: the watcher must not end for its absence.
+    import shutil
+
+    watcher, fired = _watcher(tmp_path, monkeypatch)
+    shutil.rmtree(tmp_path / "checkpoint")
+    watcher.start()
+    time.sleep(0.05)
+    assert watcher.is_alive()
+    (tmp_path / "checkpoint" / "offsets").mkdir(parents=True)
+    (tmp_path / "checkpoint" / "offsets" / "1").write_text("v1\n")
+    _commit(tmp_path / "t" / "_delta_log", 0, ("q", 1))
+    watcher.join(10)
+    assert fired == [("sink.commit.after", 1, {"via": "delta-commit-watcher", "delta_version": 0})]
