@@ -4,6 +4,11 @@ Every table lives in ``<run output>/table`` (:func:`table_path`). The ``foreachB
 ``(batch_df, batch_id)`` and are wrapped by :func:`fault_injectors.sinks.crash_injecting_foreach_batch` in the
 scenarios, so kills land before, inside (``sink.step``) and after them. What makes each write exactly-once,
 or not, is said in its docstring; the measured verdicts are in ``docs/delta.md``.
+
+The pipelines that use these writers are stateless. Behind a *stateful* query a write Delta skips (a replayed
+batch it already holds) never reads the batch, and Spark 4 then fails the query
+(``STATE_STORE_COMMIT_VALIDATION_FAILED``, SPARK-52008): the copyable upsert of
+:mod:`scenarios.sinks.delta_upsert` runs a skipped batch into the ``noop`` sink for that reason.
 """
 
 from __future__ import annotations
@@ -83,9 +88,9 @@ def append_naive(path: str) -> ForeachBatch:
 def session_txn(spark: SparkSession, txn_app: str, batch_id: int) -> Iterator[None]:
     """Delta's session txn confs set to (``txn_app``, ``batch_id``) for the writes inside, unset after them (a
     later write of the session must not carry this batch's version)."""
-    spark.conf.set(TXN_APP_CONF, txn_app)
-    spark.conf.set(TXN_VERSION_CONF, str(batch_id))
-    try:
+    try:  # both sets inside: a failed second set must not leave the first behind
+        spark.conf.set(TXN_APP_CONF, txn_app)
+        spark.conf.set(TXN_VERSION_CONF, str(batch_id))
         yield
     finally:
         spark.conf.unset(TXN_APP_CONF)
