@@ -71,6 +71,7 @@ def test_delta_upsert_conforms_under_a_sigkill_at_every_point_and_every_step(tmp
     assert any("delta_upsert.py:" in t and merge in t for t in steps["steps_tried"]), steps
 
 
+@pytest.mark.heavy  # 31 s; the default suite's Delta twin caught is test_delta_scenarios.py's MERGE pair
 def test_naive_delta_append_duplicates_the_replayed_batch(tmp_path: Path) -> None:
     rc, doc, log = check_sink(
         tmp_path, "delta_append_naive", "--points", "sink.commit.after", "--skip", "crash-anywhere"
