@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.verdict.checker import Anomaly, _norm
+from scenarios.base import VERSION_COLUMN
+
+__all__ = ["BATCHES_FILE", "ROWS_FILE", "VERSION_COLUMN", "name_versions", "write_versions"]
 
 ROWS_FILE = "sink_versions.parquet"
 BATCHES_FILE = "sink_versions.json"
-#: Column of :data:`ROWS_FILE` with the version (``scenarios.base.VERSION_COLUMN``).
-VERSION_COLUMN = "__sink_version"
 
 
 def write_versions(oracle: Path, label: str, rows: Any, batches: Mapping[int, Sequence[int]]) -> None:
