@@ -144,26 +144,29 @@ def _file(path: Path, n: int, kind: str, body: Any) -> str:
     raise DeltaLogError(path, f"line {n}: {kind} action without a path")
 
 
+def _json_actions(path: Path, files: tuple[str, ...]) -> tuple[list[tuple[str, int]], dict[str, list[str]], Any]:
+    """One JSON log file's ``txn`` pairs, the paths of its ``files`` actions (``add``, ``remove``, ``sidecar``) by
+    kind, and its ``commitInfo`` body (``None`` without one); :class:`DeltaLogError` naming a damaged line."""
+    txns: list[tuple[str, int]] = []
+    paths: dict[str, list[str]] = {kind: [] for kind in files}
+    info: Any = None
+    for n, kind, body in _actions(path):
+        if kind == "txn":
+            txns.append(_txn(path, n, body))
+        elif kind in paths:
+            paths[kind].append(_file(path, n, kind, body))
+        elif kind == "commitInfo" and isinstance(body, dict):
+            info = body
+    return txns, paths, info
+
+
 def read_commit(path: str | os.PathLike[str], version: int) -> Commit:
     """Parse one JSON commit file; raises :class:`DeltaLogError` naming it and the line when it is damaged."""
-    p = Path(path)
-    txns: list[tuple[str, int]] = []
-    adds: list[str] = []
-    removes: list[str] = []
-    operation: str | None = None
-    timestamp: int | None = None
-    for n, kind, body in _actions(p):
-        if kind == "txn":
-            txns.append(_txn(p, n, body))
-        elif kind == "add":
-            adds.append(_file(p, n, kind, body))
-        elif kind == "remove":
-            removes.append(_file(p, n, kind, body))
-        elif kind == "commitInfo" and isinstance(body, dict):
-            op, ts = body.get("operation"), body.get("timestamp")
-            operation = op if isinstance(op, str) else None
-            timestamp = ts if isinstance(ts, int) and not isinstance(ts, bool) else None
-    return Commit(version, tuple(txns), tuple(adds), tuple(removes), operation, timestamp)
+    txns, paths, info = _json_actions(Path(path), ("add", "remove"))
+    op, ts = (info.get("operation"), info.get("timestamp")) if info is not None else (None, None)
+    operation = op if isinstance(op, str) else None
+    timestamp = ts if isinstance(ts, int) and not isinstance(ts, bool) else None
+    return Commit(version, tuple(txns), tuple(paths["add"]), tuple(paths["remove"]), operation, timestamp)
 
 
 def _struct_fields(table: Any, column: str, fields: int) -> list[Any]:
@@ -197,17 +200,8 @@ def _parquet_actions(path: Path) -> tuple[list[tuple[str, int]], list[str], list
 
 
 def _json_checkpoint_actions(path: Path) -> tuple[list[tuple[str, int]], list[str], list[str]]:
-    txns: list[tuple[str, int]] = []
-    adds: list[str] = []
-    sidecars: list[str] = []
-    for n, kind, body in _actions(path):
-        if kind == "txn":
-            txns.append(_txn(path, n, body))
-        elif kind == "add":
-            adds.append(_file(path, n, kind, body))
-        elif kind == "sidecar":
-            sidecars.append(_file(path, n, kind, body))
-    return txns, adds, sidecars
+    txns, paths, _info = _json_actions(path, ("add", "sidecar"))
+    return txns, paths["add"], paths["sidecar"]
 
 
 def read_checkpoint(log: str | os.PathLike[str], version: int, files: Iterable[Path]) -> Commit:
