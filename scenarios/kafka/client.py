@@ -47,6 +47,18 @@ class KafkaClientError(RuntimeError):
     retriable: bool = False
 
 
+# Error codes Kafka's protocol marks retriable (Java's ``RetriableException`` subclasses). librdkafka's own
+# ``retriable()`` flag is unset on admin results: measured, a ``list_offsets`` just after a topic was created
+# failed CI with "Not leader for partition" (code 6) that ``retriable()`` called permanent.
+_TRANSIENT = frozenset({3, 5, 6, 7, 13, 14, 15, 16, 19, 20, 56, 74, 75, 78})
+
+
+def transient(code: int, flagged: bool = False) -> bool:
+    """True if an error with Kafka error ``code`` goes away by itself (leader moves, log recovery, election);
+    ``flagged``: librdkafka marked it retriable."""
+    return flagged or code in _TRANSIENT
+
+
 class BrokerUnreachable(KafkaClientError, ResourceUnavailable):
     """No broker answered at the bootstrap address."""
 
@@ -139,7 +151,7 @@ def _result(bootstrap: str, what: str, future: Any, timeout_s: float) -> Any:
         if err is not None and err.code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN):
             raise _unreachable(bootstrap, exc) from None
         error = KafkaClientError(f"Kafka {what} on {bootstrap} failed: {_reason(exc)}")
-        error.retriable = bool(err is not None and err.retriable())
+        error.retriable = err is not None and transient(err.code(), bool(err.retriable()))
         raise error from None
     except TimeoutError:
         raise KafkaClientError(f"Kafka {what} on {bootstrap}: no answer within {timeout_s:.0f} s") from None

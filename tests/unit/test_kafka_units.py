@@ -87,3 +87,25 @@ def test_the_package_is_lazy_and_every_public_name_resolves_to_its_owner() -> No
     for name in kafka.__all__:
         module, attr = kafka._EXPORTS[name]
         assert getattr(kafka, name) is getattr(importlib.import_module(module), attr)
+
+
+class _Failing:
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+    def result(self, timeout: float) -> None:
+        from confluent_kafka import KafkaError, KafkaException
+
+        raise KafkaException(KafkaError(self.code))
+
+
+@pytest.mark.parametrize(("code", "retriable"), [(6, True), (5, True), (75, True), (36, False), (87, False)])
+def test_a_broker_error_is_retriable_when_kafkas_protocol_says_so(code: int, retriable: bool) -> None:
+    """CI failed on "Not leader for partition" (6) that librdkafka's own flag called permanent; a topic that
+    already exists (36) or a bad record (87) stays permanent."""
+    from scenarios.kafka import client
+
+    with pytest.raises(client.KafkaClientError) as info:
+        client._result("127.0.0.1:1", "list latest offsets of 't'", _Failing(code), 1.0)
+    assert info.value.retriable is retriable
+    assert "list latest offsets of 't' on 127.0.0.1:1 failed: Broker:" in str(info.value)
