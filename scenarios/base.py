@@ -67,11 +67,15 @@ class OracleContext:
     ``watermark_ms`` is the event-time watermark after the last committed
     batch (``nextBatchWatermarkMs`` of the newest ``commits/N``; 0 without
     one): in append mode a stateful query has emitted exactly the groups the
-    watermark has closed, so an oracle filters the batch result by it."""
+    watermark has closed, so an oracle filters the batch result by it.
+    ``before_deploy``: see the field."""
 
     spark: SparkSession
     watermark_ms: int
     checkpoint: str
+    #: In an upgrade run, for the deployed version's oracle: per source partition, the end offset of the batches
+    #: the previous version committed (rows below it ran before the deploy); ``None`` otherwise.
+    before_deploy: Mapping[int, int] | None = None
 
 
 #: Expected output from a *batch* DataFrame of exactly the input that was added.
@@ -172,6 +176,9 @@ class Scenario:
     #: For a versioned table sink (Delta): reads, after the run, which table version holds each row and each
     #: batch, so that every anomaly names them (:class:`SinkVersions`).
     sink_versions: SinkVersionsHook | None = None
+    #: The next version of this pipeline (a scenario name or ``module:ATTRIBUTE``): ``run`` and ``chaos`` then
+    #: play upgrade runs, deploying it over the same checkpoint and sink (``RunSpec.upgrade_to``).
+    upgrade_to: str | None = None
 
     def __post_init__(self) -> None:
         if self.state_stores and not self.stateful:

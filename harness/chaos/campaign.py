@@ -33,7 +33,7 @@ from harness.chaos.profiles import Profile
 from harness.chaos.result import CampaignResult, ExampleRecord
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
 from harness.chaos.strategies import chaos_specs, describe_spec
-from harness.engine.outcome import RunOutcome
+from harness.engine.outcome import UPGRADE_REFUSED, RunOutcome
 from harness.engine.pool import DriverPool
 from harness.engine.report import summary_line, to_json
 from harness.engine.rundir import RunPaths
@@ -53,7 +53,8 @@ class CampaignInfraError(RuntimeError):
 
 
 def _violates(outcome: RunOutcome) -> bool:
-    return outcome.verdict == "violated"
+    """A finding the campaign stops at and shrinks: a violation, or a deploy Spark refuses (an upgrade run)."""
+    return outcome.verdict in ("violated", UPGRADE_REFUSED)
 
 
 def run_campaign(

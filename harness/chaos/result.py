@@ -16,6 +16,7 @@ from harness.chaos.profiles import PROFILES, Profile
 from harness.chaos.shards import BLOCK_EXAMPLES
 from harness.chaos.strategies import describe_spec
 from harness.engine.commandline import harness_command
+from harness.engine.outcome import EXIT_CODES, UPGRADE_REFUSED
 from harness.engine.report import campaign_tail
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
@@ -63,11 +64,13 @@ class CampaignResult:
     def verdict(self) -> str:
         if self.error:
             return "unknown"
-        return "violated" if self.failure else "exactly-once"
+        if self.failure is not None:
+            return UPGRADE_REFUSED if self.failure.verdict == UPGRADE_REFUSED else "violated"
+        return "exactly-once"
 
     @property
     def exit_code(self) -> int:
-        return {"exactly-once": 0, "violated": 1}.get(self.verdict, 2)
+        return EXIT_CODES.get(self.verdict, 2)
 
     def assert_exactly_once(self) -> None:
         """Raise ``AssertionError`` with the campaign report unless no violation was found."""
@@ -115,9 +118,11 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
     ctx = f"(scenario={result.scenario}, seed={result.seed}, profile={result.profile.name}{shard})"
     if result.error:
         head = f"campaign error, no verdict {ctx}: {result.error.splitlines()[0]}"
+    elif result.failure and result.failure.verdict == UPGRADE_REFUSED:
+        head = f"upgrade refused by Spark, shrunk to the simplest deploy {ctx}"
     elif result.failure:
         faults = len(result.failure.spec.extra_faults) + len(result.failure.spec.nemesis)
-        expected = " (expected: this sink is at-least-once)" if result.guarantee != "exactly-once" else ""
+        expected = " (expected: this sink is at-least-once)" if result.guarantee == "at-least-once" else ""
         head = f"violation found and shrunk to {faults} fault step(s){expected} {ctx}"
     else:
         head = f"no violation in {n} example(s) {ctx}"

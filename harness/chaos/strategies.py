@@ -97,7 +97,8 @@ def chaos_specs(
     past the file sink's log compactions, whose batches are drawn as often as all the others together)."""
     seed = draw(seeds if seeds is not None else st.integers(0, 2**16))
     lo, hi = scenario.rows_per_round
-    rounds = draw(st.integers(1, max_rounds))
+    # An upgrade run deploys after a round at the earliest, so the new version gets data of its own.
+    rounds = draw(st.integers(2, max(2, max_rounds)) if scenario.upgrade_to else st.integers(1, max_rounds))
     rows = tuple(tuple(draw(st.integers(min(lo, 1), hi)) for _ in range(scenario.partitions)) for _ in range(rounds))
     explicit = batch_rows
     if volume is not None:
@@ -170,10 +171,13 @@ def chaos_specs(
     offered = [n for n in source_nemeses(scenario.source) if n not in chosen_nemesis]
     if offered and draw(st.integers(0, 99)) >= 100 - SOURCE_NEMESIS_SHARE:  # drawn last: other seeds keep theirs
         chosen_nemesis += (draw(st.sampled_from(offered)),)
+    deploy = draw(deploy_moments(rounds, faults)) if scenario.upgrade_to else None
     return RunSpec(
         ref or scenario.name,
         seed,
         kills=0,
+        upgrade_to=scenario.upgrade_to,
+        deploy=deploy,
         rows=rows,
         batch_rows=batch_rows,
         extra_faults=tuple(faults),
@@ -181,6 +185,20 @@ def chaos_specs(
         nemesis=chosen_nemesis,
         master=master,
     )
+
+
+@st.composite
+def deploy_moments(draw: st.DrawFn, rounds: int, faults: Sequence[FaultRule]) -> str:
+    """When an upgrade run deploys its next version: after a graceful stop after round 1..``rounds``-1, or (one in
+    three) after one of ``faults`` that kills the driver. Drawn last, so a seed keeps the rest of its schedule;
+    shrinks towards the simplest deploy, a graceful stop after round 1."""
+    kills = [f.id for f in faults if f.action == "kill_process_group"]
+    # The round first: a deploy after a fault takes one draw more, so Hypothesis (which prefers fewer choices)
+    # shrinks it to a graceful one.
+    after_round = draw(st.integers(1, rounds - 1))
+    if kills and draw(st.integers(0, 2)) == 2:
+        return f"after-fault:{draw(st.sampled_from(kills))}"
+    return f"after-round:{after_round}"
 
 
 @st.composite
@@ -214,4 +232,5 @@ def describe_spec(spec: RunSpec) -> str:
     faults = "; ".join(r.describe() for r in spec.extra_faults) or "no faults"
     axes = f"; state {spec.axes()}" if spec.state_store or spec.checkpoint_format or spec.shuffle_partitions else ""
     nem = f"; nemesis {', '.join(spec.nemesis)}" if spec.nemesis else ""
-    return f"seed {spec.seed}, {spec.effective_rounds} round(s) [{rows}], {faults}{nem}{axes}"
+    deploy = f"; deploy {spec.deploy or 'after-round:1'}" if spec.upgrade_to else ""
+    return f"seed {spec.seed}, {spec.effective_rounds} round(s) [{rows}], {faults}{nem}{axes}{deploy}"

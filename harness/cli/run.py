@@ -100,6 +100,21 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         help="damage the checkpoint after the last round, or the source's input before the last round's run "
         "(Kafka: age_out_records, add_partitions); no query running; repeatable",
     )
+    p.add_argument(
+        "--upgrade-to",
+        default=None,
+        metavar="SCENARIO",
+        help="an upgrade run: deploy this next version over the same checkpoint and sink (default: the scenario's "
+        "upgrade_to, if it names one)",
+    )
+    p.add_argument(
+        "--deploy",
+        default=None,
+        metavar="WHEN",
+        help="when to deploy --upgrade-to: after-round:K (a graceful stop after round K; default after-round:1) or "
+        "after-fault:ID (the driver killed by fault rule ID, e.g. x1 for the first --kill, restarts as the new "
+        "version)",
+    )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
     p.add_argument(
         "--html", type=Path, default=None, metavar="PATH", help="draw the run's timeline as an HTML page here"
@@ -138,7 +153,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from scenarios import get_scenario
 
     try:
-        get_scenario(args.scenario)
+        upgrade_to = args.upgrade_to or get_scenario(args.scenario).upgrade_to
+        if upgrade_to is not None:
+            get_scenario(upgrade_to)
     except KeyError as exc:
         return _fail(str(exc.args[0]))
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
@@ -167,6 +184,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             checkpoint_format=args.checkpoint_format,
             shuffle_partitions=args.shuffle_partitions,
             master=master,
+            upgrade_to=upgrade_to,
+            deploy=args.deploy,
         )
         from harness.engine.schedule import build_schedule, known_nemeses
 

@@ -38,6 +38,7 @@ from pyspark.errors import PySparkException, StreamingQueryException
 
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
+from harness.engine.deploy import committed_before, read_deployed, upgrade_expected
 from harness.engine.progress import ProgressLog, caught_up
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
@@ -46,6 +47,7 @@ from harness.inspector.spark_view import StateUnreadable, read_state_rows
 from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session
 from harness.spark.warm import warm
 from harness.verdict.check import INPUT_BATCHES
+from harness.verdict.deploy_marks import V1_EXPECTED
 from harness.verdict.sink_versions import write_versions
 from harness.verdict.state_check import ERROR, EXPECTED, OBSERVED, STATE_DIR, UNREADABLE, state_file
 from scenarios import Scenario, SinkContext, get_scenario
@@ -151,11 +153,17 @@ class Driver:
         finally:
             watcher.stop()
 
+    def running(self) -> Scenario:
+        """The version whose code a query runs now: the deployed one after an upgrade run's deploy."""
+        deployed = read_deployed(self.paths.deployed)
+        return self.scenario if deployed is None else get_scenario(deployed.scenario)
+
     def _run_query(self) -> dict[str, Any]:
-        apply_run_confs(self.spark, {**self.scenario.confs, **self.spec.state_confs()})
-        stream = self.scenario.source.stream(self.spark, self.source_run)
+        sc = self.running()
+        apply_run_confs(self.spark, {**sc.confs, **self.spec.state_confs()})
+        stream = sc.source.stream(self.spark, self.source_run)
         os.environ[RUN_OUTPUT_ENV] = self.ctx.output  # for a transform that keeps something of its own there
-        writer = self.scenario.attach_sink(self.scenario.transform(stream).writeStream, self.ctx)
+        writer = sc.attach_sink(sc.transform(stream).writeStream, self.ctx)
         try:
             query = (
                 writer.option("checkpointLocation", str(self.paths.checkpoint))
@@ -180,8 +188,17 @@ class Driver:
         watermark = read_commit(self.paths.checkpoint, commits[-1]).next_watermark_ms if commits else 0
         ctx = OracleContext(self.spark, watermark, str(self.paths.checkpoint))
         batch_input = self.scenario.source.batch(self.spark, self.source_run)
-        expected = self.scenario.expected(batch_input, ctx)
-        observed = self.scenario.read_output(self.spark, self.ctx, expected.schema)
+        deployed = read_deployed(self.paths.deployed)
+        if deployed is None:
+            expected = self.scenario.expected(batch_input, ctx)
+        else:  # each version's oracle over the batches it committed
+            before = committed_before(self.paths.checkpoint, deployed.first_batch)
+            left = self.paths.deploy_logs
+            mark = read_commit(left, deployed.first_batch - 1).next_watermark_ms if deployed.first_batch else 0
+            ctxs = (OracleContext(self.spark, mark, str(left)), ctx)
+            expected, v1_rows = upgrade_expected(self.scenario, self.running(), batch_input, ctxs, before)
+            pq.write_table(v1_rows.toArrow(), self.paths.oracle / V1_EXPECTED)
+        observed = self.running().read_output(self.spark, self.ctx, expected.schema)
         counts = {}
         for name, df in (("expected", expected), ("observed", observed)):
             table = df.toArrow()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fault_injectors.plan import FaultRule
+from harness.engine.deploy import Refusal
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
 from harness.verdict.checker import CheckResult
@@ -32,11 +33,21 @@ class RunOutcome:
     unfired: list[FaultRule] = field(default_factory=list)
     #: The final-state check (``Scenario.final_state``); ``None`` when the scenario declares none.
     state_check: StateCheck | None = None
+    #: An upgrade run whose deployed version Spark refused to resume (verdict ``upgrade-refused``).
+    refused: Refusal | None = None
 
     @property
     def verdict(self) -> str:
+        if self.refused is not None and not self.error:
+            return UPGRADE_REFUSED
         return "unknown" if self.error or self.result is None else self.result.verdict
 
     @property
     def exit_code(self) -> int:
-        return {"exactly-once": 0, "violated": 1}.get(self.verdict, 2)
+        return EXIT_CODES.get(self.verdict, 2)
+
+
+#: The verdict of an upgrade run whose new version Spark refused to resume from the checkpoint.
+UPGRADE_REFUSED = "upgrade-refused"
+#: Exit codes of a run and a campaign by verdict (anything else, ``unknown``: 2).
+EXIT_CODES = {"exactly-once": 0, "violated": 1, UPGRADE_REFUSED: 3}

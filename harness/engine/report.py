@@ -54,6 +54,8 @@ def _anomaly_line(a: Anomaly) -> str:
     fault = f"; after fault #{a.fault.history_index} ({a.fault.description})" if a.fault else "; no fault preceded it"
     if a.sink_where:
         fault += f"; {a.sink_where}"
+    if a.deploy:
+        fault += f"; {a.deploy}"
     if a.detail:
         shown = f"\n      {_row(a.row)}" if a.kind == "state-mismatch" else ""
         return f"  - {where}{fault}\n      {a.detail}{shown}"
@@ -74,6 +76,8 @@ def boundary_label(kill: dict[str, Any]) -> str:
 
 def summary_line(outcome: RunOutcome) -> str:
     ctx = f"(scenario={outcome.spec.scenario}, seed={outcome.spec.seed})"
+    if outcome.refused is not None and not outcome.error:
+        return f"upgrade-refused {ctx}: {outcome.refused.describe()}"
     if outcome.error and outcome.query_failed:
         return f"query failed loudly, no verdict {ctx}: {outcome.error.splitlines()[0]}"
     if outcome.error:
@@ -86,9 +90,11 @@ def summary_line(outcome: RunOutcome) -> str:
     if result.verdict == "exactly-once":
         if allowed:
             return f"exactly-once held {ctx} but for {allowed}: not a violation"
+        kills = [k for k in outcome.kills_fired if k.get("point") != "deploy"]
+        across = f" across a deploy of {outcome.spec.upgrade_to}" if outcome.spec.upgrade_to else ""
         return (
-            f"exactly-once held {ctx}: {result.observed_rows} rows match the oracle, "
-            f"{len(outcome.kills_fired)} kill(s) fired, {len(outcome.batches)} batches"
+            f"exactly-once held {ctx}{across}: {result.observed_rows} rows match the oracle, "
+            f"{len(kills)} kill(s) fired, {len(outcome.batches)} batches"
         )
     counts = result.counts()
     parts = ", ".join(f"{counts[k]} {k}" for k in KINDS if k in counts)
@@ -114,6 +120,10 @@ def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
         )
     if outcome.state_check is not None:
         lines.append(outcome.state_check.describe())
+    if outcome.refused is not None:
+        lines.append(f"  Spark's error: {outcome.refused.message.splitlines()[0][:400]}")
+        if outcome.refused.rule is not None:
+            lines.append(f"  the programming guide: {outcome.refused.rule.says}")
     if outcome.error and outcome.error.count("\n"):
         lines += ["  " + line for line in outcome.error.splitlines()[1:]]
     result = outcome.result
@@ -168,6 +178,7 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "final_state": outcome.state_check.to_json() if outcome.state_check else None,
         "error": outcome.error or (result.error if result else None),
         "query_failed": outcome.query_failed,
+        "upgrade_refused": outcome.refused.to_json() if outcome.refused else None,
         "inspector": outcome.inspector_summary,
         "run_dir": str(outcome.paths.root) if outcome.kept_run_dir else None,
         "history": str(outcome.paths.history) if outcome.kept_run_dir else None,

@@ -64,6 +64,16 @@ class RunPaths:
         return self.root / "resources.json"
 
     @property
+    def deployed(self) -> Path:
+        """An upgrade run's deploy record (``harness.engine.deploy``): the version running from which batch on."""
+        return self.root / "deployed.json"
+
+    @property
+    def deploy_logs(self) -> Path:
+        """An upgrade run's checkpoint logs as version 1 left them at the deploy (its oracle's checkpoint)."""
+        return self.root / "deploy-checkpoint"
+
+    @property
     def result(self) -> Path:
         return self.root / "result.json"
 

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,14 @@ from fault_injectors.nemesis import NEMESES, NemesisError
 from fault_injectors.plan import PURGE_POINT, RESOURCE_ACTIONS, SNAPSHOT_POINT
 from harness.engine.between import Applied, allowed_losses, apply_between_runs, loss_first
 from harness.engine.conductor import Conductor, HarnessError, QueryFailedError
+from harness.engine.deploy import (
+    DEPLOY_POINT,
+    Deployed,
+    first_v2_batch,
+    read_deployed,
+    refusal,
+    snapshot_logs,
+)
 from harness.engine.history import History
 from harness.engine.outcome import RunOutcome
 from harness.engine.pool import DriverPool
@@ -36,6 +45,7 @@ from harness.inspector.boundaries import STATE_PURGE, STATE_SNAPSHOT, batch_boun
 from harness.verdict.allowed import allow_losses
 from harness.verdict.check import batches_json, check_run_dir
 from harness.verdict.checker import CheckResult, FaultRef
+from harness.verdict.deploy_marks import mark_deploy
 from harness.verdict.state_check import StateCheck, check_final_state
 from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
@@ -98,6 +108,7 @@ class Runner:
             self.echo,
             self.spec.command_timeout_s,
             limit=lambda: len(self.schedule.plan.rules) + 2,
+            on_crash=self._after_crash,
         )
         self.echo(f"scenario {sc.name}: {sc.summary}; seed {self.spec.seed}; run dir {self.paths.root}")
         for line in self.schedule.describe():
@@ -128,7 +139,14 @@ class Runner:
                 )
         except HarnessError as exc:
             outcome.query_failed = isinstance(exc, QueryFailedError)
-            outcome.error = loss_first(str(exc), self.nemeses) if outcome.query_failed else str(exc)
+            deployed = read_deployed(self.paths.deployed)
+            if outcome.query_failed and deployed is not None:
+                outcome.refused = refusal(str(exc), deployed, self.paths.checkpoint)
+            if outcome.refused is not None:
+                self._record("info", "runner", "upgrade_refused", outcome.refused.to_json())
+                self.echo(f"UPGRADE REFUSED: {outcome.refused.describe()}")
+            else:
+                outcome.error = loss_first(str(exc), self.nemeses) if outcome.query_failed else str(exc)
         finally:
             self._shutdown()
             self.history.close()
@@ -167,6 +185,8 @@ class Runner:
                 self.echo(f"round {r}/{rounds}: {op.describe()}")
             elif op.kind == "nemesis":
                 self._nemesis(op.name)
+            elif op.kind == "deploy":
+                self._deploy(f"graceful stop after round {r}")
             elif op.kind == "heal":
                 healed = True
                 self._record("info", "runner", "heal", {})
@@ -210,6 +230,36 @@ class Runner:
         )
         self.echo(f"NEMESIS {name}: {applied.description}")
 
+    def _deploy(self, moment: str) -> None:
+        """Make the upgrade's next version the one every later query runs (no query is running now)."""
+        assert self.conductor is not None and self.spec.upgrade_to is not None
+        deployed = Deployed(self.spec.upgrade_to, self.spec.scenario, first_v2_batch(self.paths.checkpoint), moment)
+        snapshot_logs(self.paths.checkpoint, self.paths.deploy_logs, deployed.first_batch)
+        deployed.save(self.paths.deployed)
+        idx = self._record("info", "runner", "deploy", {"description": deployed.describe(), **asdict(deployed)})
+        self.conductor.kills_fired.append(
+            {
+                "history_index": idx,
+                "id": DEPLOY_POINT,
+                "point": DEPLOY_POINT,
+                "action": DEPLOY_POINT,
+                "batch": deployed.first_batch,
+                "description": deployed.describe(),
+                "context": {},
+            }
+        )
+        self.echo(f"DEPLOY {deployed.describe()}")
+
+    def _after_crash(self) -> None:
+        """Deploy after the driver that the spec's ``after-fault:ID`` rule killed died (before the next starts)."""
+        deploy = self.spec.deploy or ""
+        if not deploy.startswith("after-fault:") or self.paths.deployed.exists():
+            return
+        wanted = deploy.partition(":")[2]
+        fired = [k for k in read_ledger(self.paths.faults) if k.get("rule", {}).get("id") == wanted]
+        if fired:
+            self._deploy(f"after fault {wanted} killed the driver at batch {fired[-1].get('batch')}")
+
     def _check_resources(self, settings: dict[str, Any]) -> None:
         """Refuse, before any driver runs, a fault that takes down a server the run does not have."""
         for rule in self.schedule.plan.rules:
@@ -241,6 +291,11 @@ class Runner:
         fired = self.conductor.kills_fired
         result = check_run_dir(self.paths.oracle, self.paths.checkpoint, fired, self.scenario.identity)
         result = allow_losses(result, allowed_losses(self.nemeses))
+        deployed = read_deployed(self.paths.deployed)
+        if deployed is not None:
+            result = mark_deploy(
+                result, self.paths.oracle, deployed.first_batch, deployed.scenario, self.scenario.identity
+            )
         refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in fired]
         committed = batch_ids(self.paths.checkpoint / "commits")
         self.state_check = check_final_state(self.paths.oracle, committed[-1] if committed else None, refs)

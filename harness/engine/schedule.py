@@ -15,7 +15,7 @@ from typing import Any
 
 from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import FaultPlan, FaultRule
-from harness.engine.spec import STATE_STORES, RunSpec
+from harness.engine.spec import STATE_STORES, RunSpec, parse_deploy
 from scenarios.admission import Offsets, plan_batches
 from scenarios.base import Scenario
 from scenarios.sources import source_nemeses
@@ -25,8 +25,9 @@ from scenarios.sources import source_nemeses
 class Op:
     """One step: ``add_data`` (``rows`` offset units per partition), ``run``
     (until caught up), ``nemesis`` (damage the checkpoint, or the source's
-    input, with the action ``name`` while no query runs), ``heal`` (nothing
-    new is injected after this), ``check``."""
+    input, with the action ``name`` while no query runs), ``deploy`` (an upgrade
+    run's next version ``name`` takes over the checkpoint while no query runs),
+    ``heal`` (nothing new is injected after this), ``check``."""
 
     kind: str
     rows: dict[int, int] = field(default_factory=dict)
@@ -38,6 +39,8 @@ class Op:
         if self.kind == "nemesis":
             what = "checkpoint" if self.name in NEMESES else "source"
             return f"{what} nemesis {self.name} (no query running)"
+        if self.kind == "deploy":
+            return f"deploy {self.name} over the checkpoint (graceful: no query running)"
         return {"run": "run until caught up", "heal": "heal", "check": "check"}.get(self.kind, self.kind)
 
 
@@ -94,6 +97,17 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
     ops[last_run:last_run] = [Op("nemesis", name=name) for name in spec.nemesis if name in offered]
     ops += [Op("nemesis", name=name) for name in spec.nemesis if name not in offered]
     ops += [Op("heal"), Op("run"), Op("check")]
+    if spec.upgrade_to is not None:
+        _check_upgrade(spec, scenario)
+        kind, arg = parse_deploy(spec.deploy or "after-round:1")
+        if kind == "after-round":
+            runs = [i for i, op in enumerate(ops) if op.kind == "run"]
+            if not isinstance(arg, int) or arg >= spec.effective_rounds:
+                raise ValueError(
+                    f"deploy {spec.deploy}: the schedule has {spec.effective_rounds} round(s); a graceful deploy "
+                    "goes after round 1..rounds-1, so the new version has data of its own to run"
+                )
+            ops.insert(runs[arg - 1] + 1, Op("deploy", name=spec.upgrade_to))
 
     rules: list[FaultRule] = []
     if spec.kills:
@@ -114,7 +128,39 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
                 after_rows = (end[partition] - start[partition]) * scenario.rows_per_offset // 2
             rules.append(FaultRule(f"k{i + 1}", point, batch, partition, after_rows))
     rules += spec.extra_faults
+    if spec.upgrade_to is not None and spec.deploy and spec.deploy.startswith("after-fault:"):
+        wanted = spec.deploy.partition(":")[2]
+        rule = next((r for r in rules if r.id == wanted), None)
+        if rule is None or rule.action != "kill_process_group":
+            have = ", ".join(r.id for r in rules if r.action == "kill_process_group") or "none"
+            raise ValueError(
+                f"deploy {spec.deploy}: no fault rule {wanted!r} that kills the driver (kills planned: {have}); "
+                "a deploy after a fault needs the driver to die, so the next one starts as the new version"
+            )
     return Schedule(tuple(ops), FaultPlan(tuple(rules), seed=spec.seed, census=spec.census), tuple(predicted))
+
+
+def _check_upgrade(spec: RunSpec, scenario: Scenario) -> None:
+    """Refuse an upgrade pair the harness cannot feed as one input (``ValueError``, one line)."""
+    from scenarios import get_scenario
+
+    assert spec.upgrade_to is not None
+    try:
+        new = get_scenario(spec.upgrade_to)
+    except KeyError as exc:
+        raise ValueError(f"upgrade_to: {exc.args[0]}") from None
+    if spec.nemesis:
+        raise ValueError("an upgrade run takes no nemesis: a loud failure after the deploy must be the new version's")
+    if not scenario.source.provenance:
+        raise ValueError(
+            f"scenario {scenario.name}: an upgrade run judges each batch by the version that ran it, through the "
+            f"rows' provenance columns; {scenario.source.describe()} adds none"
+        )
+    if (new.partitions, new.rows_per_offset) != (scenario.partitions, scenario.rows_per_offset):
+        raise ValueError(
+            f"upgrade {scenario.name} -> {new.name}: both versions read one input, so partitions and rows_per_offset "
+            f"must match ({scenario.partitions}/{scenario.rows_per_offset} vs {new.partitions}/{new.rows_per_offset})"
+        )
 
 
 def known_nemeses(scenario: Scenario) -> list[str]:

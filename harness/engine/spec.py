@@ -78,6 +78,12 @@ class RunSpec:
     checkpoint_format: int | None = None
     #: ``spark.sql.shuffle.partitions`` of the query (the number of state store partitions); ``None``: 2.
     shuffle_partitions: int | None = None
+    #: An upgrade run: the scenario (name or ``module:ATTRIBUTE``) deployed over the same checkpoint and sink at
+    #: the ``deploy`` moment (:mod:`harness.engine.deploy`); ``None``: one version throughout.
+    upgrade_to: str | None = None
+    #: When ``upgrade_to`` is deployed: ``after-round:K`` (a graceful stop after round K caught up) or
+    #: ``after-fault:ID`` (the driver killed by fault rule ID restarts as the new version). ``None``: after round 1.
+    deploy: str | None = None
 
     def __post_init__(self) -> None:
         if self.kills < 0:
@@ -102,6 +108,10 @@ class RunSpec:
                 )
         if self.shuffle_partitions is not None and self.shuffle_partitions < 1:
             raise ValueError(f"shuffle_partitions must be >= 1 (got {self.shuffle_partitions})")
+        if self.deploy is not None:
+            if self.upgrade_to is None:
+                raise ValueError(f"deploy {self.deploy!r} given without upgrade_to (the version to deploy)")
+            parse_deploy(self.deploy)
         if self.volume is not None and self.rows is not None:
             raise ValueError("give either rows (per round and partition) or volume (rows in all), not both")
         inner = inner_master(self.master)
@@ -209,11 +219,34 @@ class RunSpec:
             parts += ["--checkpoint-format", str(self.checkpoint_format)]
         if self.shuffle_partitions is not None:
             parts += ["--shuffle-partitions", str(self.shuffle_partitions)]
+        if self.upgrade_to is not None:
+            parts += ["--upgrade-to", self.upgrade_to]
+        if self.deploy is not None:
+            parts += ["--deploy", self.deploy]
         if self.master != DEFAULT_MASTER:
             parts += ["--master", self.master]
         if self.census:
             parts.append("--census")
         return parts
+
+
+def parse_deploy(text: str) -> tuple[str, int | str]:
+    """``after-round:K`` -> ``("after-round", K)``; ``after-fault:ID`` -> ``("after-fault", ID)``. ``ValueError``
+    names the argument and the two forms."""
+    kind, _, arg = text.partition(":")
+    if kind == "after-round":
+        try:
+            k = int(arg)
+        except ValueError:
+            k = 0
+        if k >= 1:
+            return kind, k
+    elif kind == "after-fault" and arg:
+        return kind, arg
+    raise ValueError(
+        f"deploy {text!r}: expected after-round:K (K >= 1: a graceful stop after round K) or after-fault:ID "
+        "(the driver that fault rule ID kills restarts as the new version)"
+    )
 
 
 def kill_argument(rule: FaultRule) -> str:

@@ -80,6 +80,8 @@ class Anomaly:
     detail: str | None = None
     #: For a versioned table sink (Delta): the table versions that hold the row and carry its batch.
     sink_where: str | None = None
+    #: For an upgrade run: on which side of the deploy the anomaly lies (:mod:`harness.verdict.deploy_marks`).
+    deploy: str | None = None
 
 
 @dataclass(frozen=True)

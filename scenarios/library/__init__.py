@@ -43,6 +43,18 @@ Stateful:
 - ``tws_sessions_side_store``: ``tws_sessions`` keeping the open session outside Spark's state. Broken: a
   replayed batch is counted into the sessions twice.
 
+Upgrades (each names its next version, ``V2`` in the same module, as ``upgrade_to``: ``run`` and ``chaos``
+deploy it over the same checkpoint and sink, with faults on both sides):
+
+- ``upgrade_filter``: ``file_sink_stateless`` redeployed with a changed filter (the guide: allowed). Correct:
+  exactly-once across the deploy.
+- ``upgrade_agg_key``: ``agg_watermark_append`` redeployed with one more grouping key (not allowed). Spark refuses
+  it at restart: ``upgrade-refused``, ``STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE``.
+- ``upgrade_agg_function``: the same aggregation redeployed with ``max`` for ``sum`` (not allowed, same state
+  schema). Spark resumes: wrong values in the windows open at the deploy.
+- ``upgrade_join_condition``: ``stream_stream_join`` redeployed with a wider time range (the guide: ill-defined).
+  Spark resumes: pairs lost across the deploy (measured).
+
 The framework these are built from (``Scenario``, sources, row generation, the tap, presets, the sinks they
 share) lives in the parent package :mod:`scenarios`; ``docs/scenarios.md`` describes each pipeline in full.
 """

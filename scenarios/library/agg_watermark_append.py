@@ -31,6 +31,7 @@ watermark that would happen, hence one partition.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
@@ -79,7 +80,14 @@ def last_batch_start(checkpoint: str) -> Offsets | None:
 
 
 def closed_windows(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
-    """The batch aggregation over all input, keeping the windows the run's last
+    """:func:`closed_windows_of` :func:`aggregate`."""
+    return closed_windows_of(aggregate, batch_input, ctx)
+
+
+def closed_windows_of(
+    aggregate: Callable[[DataFrame], DataFrame], batch_input: DataFrame, ctx: OracleContext
+) -> DataFrame:
+    """The batch aggregation (``aggregate``, with ``window_end``) over all input, keeping the windows the run's last
     batch had closed. Append mode emits a window when its state is evicted,
     ``window.end <= watermark`` (``WatermarkSupport.watermarkExpression``:
     ``LessThanOrEqual(window.end, watermarkMs)``). The watermark a batch uses is

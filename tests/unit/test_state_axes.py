@@ -71,6 +71,9 @@ def test_the_stateful_scenarios_are_marked() -> None:
         "tws_sessions",
         "tws_sessions_side_store",
         "tws_sessions_ttl",
+        "upgrade_agg_function",
+        "upgrade_agg_key",
+        "upgrade_join_condition",
     ]
 
 
