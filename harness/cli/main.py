@@ -165,6 +165,12 @@ COMMANDS.setdefault(
      lambda a: __import__("harness.cli.merge", fromlist=["x"]).cmd_merge(a)),
 )  # fmt: skip
 COMMANDS.setdefault(
+    "upgrade-check",
+    ("can the next version of a pipeline resume from this checkpoint? (0 yes, 1 no, 2 risk or no answer)",
+     lambda p: __import__("harness.cli.upgrade_check", fromlist=["x"]).add_arguments(p),
+     lambda a: __import__("harness.cli.upgrade_check", fromlist=["x"]).cmd_upgrade_check(a)),
+)  # fmt: skip
+COMMANDS.setdefault(
     "cds",
     ("build the driver's JVM class-data archive if missing (set-up does this)", lambda p: None,
      lambda a: __import__("harness.spark.cds_build", fromlist=["main"]).main([])),

@@ -1,0 +1,132 @@
+"""The pure half of ``upgrade-check``: from a checkpoint and a :class:`~harness.upgrade.probe.Probe`, the answer.
+
+Answers, with exit codes:
+
+- ``resumable`` (0): Spark resumed the new query, the state it wrote has the old schemas field for field, and no
+  documented risk applies.
+- ``refused`` (1): Spark refused to resume (its error class and the guide's row), or resumed a change the guide
+  forbids and the check sees: a state store's fields renamed at the same types (Spark compares types only, so
+  ``max`` resumes on a ``sum``'s buffer), or a store the old query wrote that the new one no longer does.
+- ``risk`` (2): resumable, with a documented risk the checkpoint cannot rule out: a stream-stream join (the guide:
+  changes in the join condition are ill-defined), or a conf the new version sets that the checkpoint overrides.
+
+Contracts: pure (files and data only); every finding names the guide's row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.inspector import batch_ids, read_offsets
+from harness.inspector.state_schema import evolving_operators, read_state_schemas, same_but_names
+from harness.upgrade.probe import Probe
+from harness.verdict.guide import GuideRow, row
+from harness.verdict.refusals import error_class, refusal_rule
+
+EXIT_CODES = {"resumable": 0, "refused": 1, "risk": 2}
+#: Confs the offset log records and Spark restores from it at a restart, whatever the session says -> guide row.
+RESTORED_CONFS = {
+    "spark.sql.shuffle.partitions": "conf-shuffle-partitions",
+    "spark.sql.streaming.stateStore.providerClass": "conf-state-store-provider",
+    "spark.sql.streaming.multipleWatermarkPolicy": "conf-watermark-policy",
+}
+#: Operator names (``state/<op>/_metadata/metadata``) -> the guide's row for a renamed key / value field.
+_RENAMED = {
+    "stateStoreSave": ("agg-keys", "agg-functions"),
+    "dedupe": ("dedup-columns", "dedup-columns"),
+    "dedupeWithinWatermark": ("dedup-columns", "dedup-columns"),
+    "symmetricHashJoin": ("join-schema", "join-schema"),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason for the answer: ``kind`` is ``refused``, ``changed`` or ``risk``."""
+
+    kind: str
+    rule: GuideRow | None
+    detail: str
+
+
+@dataclass
+class Answer:
+    answer: str
+    batch: int
+    findings: list[Finding] = field(default_factory=list)
+    error_class: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.answer]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "exit_code": self.exit_code}
+
+
+def operator_names(checkpoint: str | os.PathLike[str]) -> dict[int, str]:
+    """Stateful operator id -> Spark's name for it (``stateStoreSave``, ``symmetricHashJoin``, ...)."""
+    names = {}
+    for path in sorted((Path(checkpoint) / "state").glob("*/_metadata/metadata")):
+        lines = path.read_text().splitlines()
+        try:
+            info = json.loads(lines[1])["operatorInfo"]
+        except (IndexError, KeyError, ValueError):
+            continue
+        names[int(info["operatorId"])] = str(info["operatorName"])
+    return names
+
+
+def decide(checkpoint: str | os.PathLike[str], probe: Probe) -> Answer:
+    """The answer for ``probe`` over ``checkpoint`` (see the module docstring)."""
+    if not probe.accepted:
+        message = probe.message or ""
+        found = Finding("refused", refusal_rule(message), message.splitlines()[0] if message else "")
+        return Answer("refused", probe.batch, [found], error_class(message))
+    findings = _schema_findings(checkpoint, probe) + _risks(checkpoint, probe)
+    kinds = {f.kind for f in findings}
+    return Answer(
+        "refused" if "changed" in kinds else "risk" if "risk" in kinds else "resumable", probe.batch, findings
+    )
+
+
+def _schema_findings(checkpoint: str | os.PathLike[str], probe: Probe) -> list[Finding]:
+    names, evolving = operator_names(checkpoint), set(evolving_operators(checkpoint))
+    out = []
+    for old in read_state_schemas(checkpoint):
+        if old.operator in evolving:
+            continue  # transformWithState: Spark checked the evolution of its schemas itself
+        op = names.get(old.operator, "a stateful operator")
+        new = probe.schemas.get(old.where)
+        if new is None:
+            out.append(Finding("changed", row("stateful-add-remove"), f"state/{old.where} ({op}) is no longer written"))
+            continue
+        for part, index in (("key", 0), ("value", 1)):
+            renamed = same_but_names(getattr(old, part), new[part])
+            if renamed:
+                pairs = ", ".join(f"{a} -> {b}" for a, b in renamed)
+                rule = row(_RENAMED.get(op, ("stateful-schema", "stateful-schema"))[index])
+                detail = (
+                    f"state/{old.where} ({op}): {part} fields renamed at the same types ({pairs}); "
+                    "Spark compares types only"
+                )
+                out.append(Finding("changed", rule, detail))
+    return out
+
+
+def _risks(checkpoint: str | os.PathLike[str], probe: Probe) -> list[Finding]:
+    out = []
+    for op, name in sorted(operator_names(checkpoint).items()):
+        if name == "symmetricHashJoin":
+            detail = f"operator {op} is a stream-stream join: whether its condition changed is not in the checkpoint"
+            out.append(Finding("risk", row("join-condition"), detail))
+    logged = read_offsets(checkpoint, batch_ids(Path(checkpoint) / "offsets")[-1]).conf
+    for key, rule in RESTORED_CONFS.items():
+        wanted = probe.confs.get(key)
+        if wanted is not None and key in logged and logged[key] != wanted:
+            detail = f"{key}={wanted} is ignored: the checkpoint restores {logged[key]}"
+            out.append(Finding("risk", row(rule), detail))
+    return out
