@@ -33,6 +33,7 @@ from harness.chaos.profiles import Profile
 from harness.chaos.result import CampaignResult, ExampleRecord
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
 from harness.chaos.strategies import chaos_specs, describe_spec
+from harness.engine.deploy import NOTHING_DEPLOYED
 from harness.engine.outcome import UPGRADE_REFUSED, RunOutcome
 from harness.engine.pool import DriverPool
 from harness.engine.report import summary_line, to_json
@@ -175,6 +176,9 @@ def run_campaign(
         outcome, report = cache[key]
         if outcome.unfired and all(r.point in DISCARDABLE for r in outcome.unfired) and not _violates(outcome):
             say(f"          discarded: {'; '.join(r.describe() + r.why_unfired() for r in outcome.unfired)}")
+            assume(False)
+        if outcome.error and outcome.error.startswith(NOTHING_DEPLOYED):
+            say(f"          discarded: {outcome.error.splitlines()[0]}")
             assume(False)
         if outcome.error and not outcome.query_failed:
             infra.append(outcome.error)

@@ -20,6 +20,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from fault_injectors.plan import CLUSTER_ACTIONS, STEP_POINT, TIMED_POINT, FaultRule
+from harness.engine.deploy import NO_DEPLOY_AFTER
 from harness.engine.spec import CHECKPOINT_FORMATS, STATE_STORES, RunSpec
 from harness.inspector.boundaries import compaction_batches
 from harness.spark.standalone import is_standalone
@@ -165,13 +166,15 @@ def chaos_specs(
             faults.append(FaultRule(f"h{i + 1}", point, batch, partition, after_rows, action=action))
     chosen_nemesis: tuple[str, ...] = ()
     # `bool(nemesis)`: in `nemesis and draw(...)` mypy would type the draw by the `and`'s left operand.
-    if bool(nemesis) and draw(st.booleans()):
+    # An upgrade run takes no nemesis: a loud failure after the deploy must be the new version's.
+    if bool(nemesis) and not scenario.upgrade_to and draw(st.booleans()):
         chosen_nemesis = (draw(st.sampled_from(list(nemesis))),)
     axes = draw(state_axes(scenario.state_stores)) if scenario.stateful else {}
-    offered = [n for n in source_nemeses(scenario.source) if n not in chosen_nemesis]
+    offered = [n for n in source_nemeses(scenario.source) if n not in chosen_nemesis and not scenario.upgrade_to]
     if offered and draw(st.integers(0, 99)) >= 100 - SOURCE_NEMESIS_SHARE:  # drawn last: other seeds keep theirs
         chosen_nemesis += (draw(st.sampled_from(offered)),)
-    deploy = draw(deploy_moments(rounds, faults)) if scenario.upgrade_to else None
+    last = len(predicted) - 1
+    deploy = draw(deploy_moments(rounds, [f for f in faults if f.batch != last])) if scenario.upgrade_to else None
     return RunSpec(
         ref or scenario.name,
         seed,
@@ -190,9 +193,11 @@ def chaos_specs(
 @st.composite
 def deploy_moments(draw: st.DrawFn, rounds: int, faults: Sequence[FaultRule]) -> str:
     """When an upgrade run deploys its next version: after a graceful stop after round 1..``rounds``-1, or (one in
-    three) after one of ``faults`` that kills the driver. Drawn last, so a seed keeps the rest of its schedule;
+    three) after one of ``faults`` that kills the driver (not after the sink's commit:
+    :data:`~harness.engine.deploy.NO_DEPLOY_AFTER`; the caller leaves out faults in the last batch, which would
+    leave version 2 nothing to run). Drawn last, so a seed keeps the rest of its schedule;
     shrinks towards the simplest deploy, a graceful stop after round 1."""
-    kills = [f.id for f in faults if f.action == "kill_process_group"]
+    kills = [f.id for f in faults if f.action == "kill_process_group" and f.point not in NO_DEPLOY_AFTER]
     # The round first: a deploy after a fault takes one draw more, so Hypothesis (which prefers fewer choices)
     # shrinks it to a graceful one.
     after_round = draw(st.integers(1, rounds - 1))

@@ -2,7 +2,8 @@
 
 Answers on one screen, with the exit code a release job tests: 0 resumable as is; 1 refused by Spark, or a
 change Spark accepts that the programming guide forbids and the checkpoint shows; 2 resumable with a
-documented risk the checkpoint cannot rule out, or no answer (bad input, said in one line). Nothing is
+documented risk the checkpoint cannot rule out, or no answer (the new query never started, or bad input, said
+in one line). The answer's first line says which. Nothing is
 written to the checkpoint and no new data is processed (:mod:`harness.upgrade.probe`).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -28,9 +30,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the answer as JSON here")
     p.add_argument(
-        "--work", type=Path, default=None, metavar="DIR", help="keep the checkpoint copies and probe.json here"
+        "--work",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep the checkpoint copies and probe.json here (default: a temporary directory, removed)",
     )
     p.add_argument("--master", default="local[2]", help="Spark master of the probe (default local[2])")
+    p.add_argument(
+        "--output-mode",
+        choices=("append", "update", "complete"),
+        default=None,
+        help="the output mode production's writer uses (default: the first the new query starts in)",
+    )
 
 
 def render(answer: object, checkpoint: Path, name: str) -> str:
@@ -41,6 +53,7 @@ def render(answer: object, checkpoint: Path, name: str) -> str:
         "resumable": "resumable as is",
         "refused": "NOT resumable",
         "risk": "resumable, with a documented risk",
+        "no-answer": "not checked: no answer",
     }[answer.answer]
     lines = [
         f"upgrade-check {checkpoint}: {name} is {head} (exit {answer.exit_code})",
@@ -59,34 +72,51 @@ def render(answer: object, checkpoint: Path, name: str) -> str:
 
 def cmd_upgrade_check(args: argparse.Namespace) -> int:
     from harness.inspector import CheckpointError, batch_ids, read_offsets
-    from harness.spark.session import build_session
-    from harness.upgrade.decide import RESTORED_CONFS, decide
-    from harness.upgrade.pipeline import PipelineError, load_pipeline
-    from harness.upgrade.probe import ProbeError, probe
 
     checkpoint: Path = args.checkpoint
     if not (checkpoint / "offsets").is_dir():
         return fail(f"{checkpoint}: not a streaming checkpoint (no offsets/ directory)")
+    planned = batch_ids(checkpoint / "offsets")
+    if not planned:
+        return fail(f"{checkpoint / 'offsets'}: no batch was ever planned; there is nothing to resume")
     try:
-        read_offsets(checkpoint, batch_ids(checkpoint / "offsets")[-1])
-    except (CheckpointError, IndexError) as exc:
-        return fail(f"{checkpoint}: cannot read its offset log: {exc or 'no batch'}")
+        read_offsets(checkpoint, planned[-1])
+    except CheckpointError as exc:
+        return fail(f"cannot read the checkpoint's offset log: {exc}")
     work = args.work or Path(tempfile.mkdtemp(prefix="harness-upgrade-check-"))
     work.mkdir(parents=True, exist_ok=True)
+    try:
+        return _check(args, checkpoint, work)
+    finally:
+        if args.work is None:  # the copies of the checkpoint are kept only when asked for
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _check(args: argparse.Namespace, checkpoint: Path, work: Path) -> int:
+    from harness.inspector import CheckpointError
+    from harness.spark.session import build_session
+    from harness.upgrade.decide import RESTORED_CONFS, decide
+    from harness.upgrade.pipeline import PipelineError, load_pipeline
+    from harness.upgrade.probe import OUTPUT_MODES, ProbeError, probe
+
     try:
         pipeline = load_pipeline(args.new, checkpoint, work)
     except PipelineError as exc:
         return fail(str(exc))
     print(f"upgrade-check: probing {pipeline.name} on copies of {checkpoint} in {work}", file=sys.stderr)
+    modes = (args.output_mode,) if args.output_mode else OUTPUT_MODES
     spark = build_session("harness-upgrade-check", args.master)
     try:
-        found = probe(spark, checkpoint, pipeline.stream, work, list(RESTORED_CONFS), pipeline.confs)
-    except ProbeError as exc:
+        found = probe(spark, checkpoint, pipeline.stream, work, list(RESTORED_CONFS), pipeline.confs, modes)
+    except (ProbeError, CheckpointError, OSError) as exc:
         return fail(str(exc))
     finally:
         spark.stop()
     found.save(work / "probe.json")
-    answer = decide(checkpoint, found)
+    try:
+        answer = decide(checkpoint, found)
+    except CheckpointError as exc:
+        return fail(f"cannot read the checkpoint's state: {exc}")
     print(render(answer, checkpoint, pipeline.name))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 
 #: The pseudo crash point a deploy is listed under among a run's fired faults (anomalies after it name it).
 DEPLOY_POINT = "deploy"
+#: How a run's error starts when version 2 committed no batch: the run proves nothing about the upgrade.
+NOTHING_DEPLOYED = "the deployed version committed no batch"
+#: Crash points after which the sink may hold batch N while ``commits/N`` is missing: a deploy there would have
+#: version 2 replay a batch the sink skips (its own log says it is written), so none is made after them.
+NO_DEPLOY_AFTER = frozenset({"sink.commit.after", "sink.step"})
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,16 @@ def read_deployed(path: str | os.PathLike[str]) -> Deployed | None:
     except FileNotFoundError:
         return None
     return Deployed(**raw)
+
+
+def check_ran(deployed: Deployed | None, checkpoint: str | os.PathLike[str]) -> str | None:
+    """Why an upgrade run proves nothing (version 2 committed no batch), or ``None``."""
+    if deployed is None or first_v2_batch(checkpoint) > deployed.first_batch:
+        return None
+    return (
+        f"{NOTHING_DEPLOYED} (the deploy was before batch {deployed.first_batch}, and no batch was left to run): "
+        "deploy earlier, or add rounds"
+    )
 
 
 def first_v2_batch(checkpoint: str | os.PathLike[str]) -> int:
@@ -91,15 +106,22 @@ class Refusal:
         }
 
 
-def refusal(message: str, deployed: Deployed, checkpoint: str | os.PathLike[str]) -> Refusal | None:
-    """A :class:`Refusal` when a query that failed with ``message`` after ``deployed`` never committed a batch of
-    its own (Spark refused to resume it); ``None`` when version 2 had committed one (a later loud failure)."""
+def refusal(
+    message: str, deployed: Deployed, checkpoint: str | os.PathLike[str], faults_after: int = 0
+) -> Refusal | None:
+    """A :class:`Refusal` when a query that failed with ``message`` after ``deployed`` is Spark refusing to resume
+    it: version 2 never committed a batch, no planned fault fired after the deploy (``faults_after``: a state file
+    lost to a kill fails a restart too), and the message is one the guide's rules explain (a refusal's error
+    class or assertion). ``None`` otherwise: a loud failure of its own, reported as such."""
     from harness.verdict.refusals import error_class, refusal_rule
 
     if first_v2_batch(checkpoint) > deployed.first_batch:
         return None
+    if faults_after:
+        return None
     message = message.split(": ", 1)[1] if message.startswith("the streaming query failed loudly") else message
-    return Refusal(error_class(message), refusal_rule(message), message, deployed)
+    rule = refusal_rule(message)
+    return None if rule is None else Refusal(error_class(message), rule, message, deployed)
 
 
 def committed_before(checkpoint: str | os.PathLike[str], first_batch: int) -> dict[int, int]:
@@ -148,7 +170,8 @@ def upgrade_expected(
     the input (``ctxs[1]``, the run's end) for the groups (``old.identity``) version 1 had not emitted, the
     append-mode contract (a group is emitted once); the state schema checks decide whether Spark accepts that.
     Version 2's oracle gets ``before`` as its context's ``before_deploy``, to say what it owes rows that ran
-    before the deploy (a join owes nothing to a pair of two such rows).
+    before the deploy (a join owes nothing to a pair of two such rows; an aggregation whose version 2 changed
+    what comes before it, a filter, owes groups holding version 1's rows as version 1 saw them).
     """
     from functools import reduce
 
@@ -161,6 +184,11 @@ def upgrade_expected(
     if old.stateful or new.stateful:
         new_all = new.expected(batch_input, ctx_new)
         keys = [c for c in old.identity if c in new_all.columns]
+        if not keys:
+            raise ValueError(
+                f"upgrade {old.name} -> {new.name}: none of version 1's identity columns {list(old.identity)} is in "
+                "version 2's output, so the groups version 1 emitted cannot be told apart from those version 2 owes"
+            )
         new_rows = new_all.join(old_rows.select(*keys), keys, "left_anti")
     else:
         new_rows = new.expected(batch_input.where(~first), ctx_new)

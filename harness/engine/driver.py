@@ -26,6 +26,7 @@ they happen.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import os
@@ -161,7 +162,9 @@ class Driver:
     def _run_query(self) -> dict[str, Any]:
         sc = self.running()
         apply_run_confs(self.spark, {**sc.confs, **self.spec.state_confs()})
-        stream = sc.source.stream(self.spark, self.source_run)
+        # A deployed version may read with another admission limit (a rate limit changed by the upgrade).
+        limit = self.spec.effective_batch_rows(sc.max_rows_per_batch)
+        stream = sc.source.stream(self.spark, dataclasses.replace(self.source_run, max_rows_per_batch=limit))
         os.environ[RUN_OUTPUT_ENV] = self.ctx.output  # for a transform that keeps something of its own there
         writer = sc.attach_sink(sc.transform(stream).writeStream, self.ctx)
         try:
@@ -192,7 +195,7 @@ class Driver:
         if deployed is None:
             expected = self.scenario.expected(batch_input, ctx)
         else:  # each version's oracle over the batches it committed
-            before = committed_before(self.paths.checkpoint, deployed.first_batch)
+            before = committed_before(self.paths.deploy_logs, deployed.first_batch)  # purge-proof: the snapshot
             left = self.paths.deploy_logs
             mark = read_commit(left, deployed.first_batch - 1).next_watermark_ms if deployed.first_batch else 0
             ctxs = (OracleContext(self.spark, mark, str(left)), ctx)
@@ -205,8 +208,10 @@ class Driver:
             pq.write_table(table, self.paths.oracle / f"{name}.parquet")
             counts[f"{name}_rows"] = table.num_rows
         self._write_final_state(batch_input, ctx)
-        if self.scenario.sink_versions is not None:  # which table version holds each row and each batch
-            where = self.scenario.sink_versions(self.spark, self.ctx, tuple(self.scenario.identity))
+        if self.running().sink_versions is not None:  # which table version holds each row and each batch
+            hook = self.running().sink_versions
+            assert hook is not None
+            where = hook(self.spark, self.ctx, tuple(self.scenario.identity))
             write_versions(self.paths.oracle, where.label, where.rows, where.batches)
         located = self.scenario.source.input_batches(self.source_run, self.scenario.identity)
         if located is not None:  # a source without provenance columns: which batch read which row
@@ -219,11 +224,11 @@ class Driver:
 
         import pyarrow.parquet as pq
 
-        if not self.scenario.final_state:
+        if not self.running().final_state:
             return
         shutil.rmtree(self.paths.oracle / STATE_DIR, ignore_errors=True)  # nothing of an earlier attempt
         (self.paths.oracle / STATE_DIR).mkdir()
-        for want in self.scenario.final_state:
+        for want in self.running().final_state:
             where = (self.paths.oracle, want.operator_id, want.name)
             try:
                 observed = read_state_rows(self.spark, self.paths.checkpoint, want.operator_id, want.name)

@@ -29,6 +29,7 @@ from harness.engine.conductor import Conductor, HarnessError, QueryFailedError
 from harness.engine.deploy import (
     DEPLOY_POINT,
     Deployed,
+    check_ran,
     first_v2_batch,
     read_deployed,
     refusal,
@@ -127,6 +128,8 @@ class Runner:
                 self._check_resources(settings)
                 try:
                     self._play()
+                    if nothing := check_ran(read_deployed(self.paths.deployed), self.paths.checkpoint):
+                        raise HarnessError(nothing)
                     outcome.result = self._check()
                     outcome.state_check = self.state_check
                 finally:
@@ -141,7 +144,9 @@ class Runner:
             outcome.query_failed = isinstance(exc, QueryFailedError)
             deployed = read_deployed(self.paths.deployed)
             if outcome.query_failed and deployed is not None:
-                outcome.refused = refusal(str(exc), deployed, self.paths.checkpoint)
+                marks = [i for i, k in enumerate(self.conductor.kills_fired) if k["point"] == DEPLOY_POINT]
+                after = len(self.conductor.kills_fired) - 1 - marks[-1] if marks else 0
+                outcome.refused = refusal(str(exc), deployed, self.paths.checkpoint, after)
             if outcome.refused is not None:
                 self._record("info", "runner", "upgrade_refused", outcome.refused.to_json())
                 self.echo(f"UPGRADE REFUSED: {outcome.refused.describe()}")

@@ -15,6 +15,7 @@ from typing import Any
 
 from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import FaultPlan, FaultRule
+from harness.engine.deploy import NO_DEPLOY_AFTER
 from harness.engine.spec import STATE_STORES, RunSpec, parse_deploy
 from scenarios.admission import Offsets, plan_batches
 from scenarios.base import Scenario
@@ -131,6 +132,11 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
     if spec.upgrade_to is not None and spec.deploy and spec.deploy.startswith("after-fault:"):
         wanted = spec.deploy.partition(":")[2]
         rule = next((r for r in rules if r.id == wanted), None)
+        if rule is not None and rule.point in NO_DEPLOY_AFTER:
+            raise ValueError(
+                f"deploy {spec.deploy}: fault {wanted} is at {rule.point}, after which the sink may hold the batch "
+                "without commits/N; version 2 would replay a batch the sink skips. Deploy after an earlier point"
+            )
         if rule is None or rule.action != "kill_process_group":
             have = ", ".join(r.id for r in rules if r.action == "kill_process_group") or "none"
             raise ValueError(

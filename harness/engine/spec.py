@@ -196,11 +196,22 @@ class RunSpec:
         """One shell line that reruns this spec from scratch (quoted: :mod:`harness.engine.commandline`)."""
         return harness_command(*self.replay_args())
 
+    def _replayed_deploy(self) -> str:
+        """``deploy`` as the replay command names it: ``run`` calls the ``--kill`` rules ``x1, x2, ...`` in order
+        (a chaos spec's ``h1`` becomes the ``x`` of its position); a rule from the plan file keeps its id."""
+        assert self.deploy is not None
+        kind, _, wanted = self.deploy.partition(":")
+        if kind != "after-fault":
+            return self.deploy
+        killed = [r for r in self.extra_faults if not (self.fault_plan and not r.id.startswith("x"))]
+        position = next((i for i, r in enumerate(killed) if r.id == wanted), None)
+        return self.deploy if position is None else f"after-fault:x{position + 1}"
+
     def replay_args(self) -> list[str]:
         """The arguments of ``harness`` that rerun this spec from scratch (``run SCENARIO --seed ...``)."""
         parts = ["run", self.scenario, "--seed", str(self.seed), "--kills", str(self.kills)]
-        if self.rounds is not None:
-            parts += ["--rounds", str(self.rounds)]
+        if self.rounds is not None or (self.rows is not None and self.upgrade_to is not None):
+            parts += ["--rounds", str(self.effective_rounds)]  # a graceful deploy names a round
         if self.fault_plan:
             parts += ["--fault-plan", self.fault_plan]
         for r in self.extra_faults:
@@ -222,7 +233,7 @@ class RunSpec:
         if self.upgrade_to is not None:
             parts += ["--upgrade-to", self.upgrade_to]
         if self.deploy is not None:
-            parts += ["--deploy", self.deploy]
+            parts += ["--deploy", self._replayed_deploy()]
         if self.master != DEFAULT_MASTER:
             parts += ["--master", self.master]
         if self.census:

@@ -4,11 +4,16 @@ Answers, with exit codes:
 
 - ``resumable`` (0): Spark resumed the new query, the state it wrote has the old schemas field for field, and no
   documented risk applies.
-- ``refused`` (1): Spark refused to resume (its error class and the guide's row), or resumed a change the guide
-  forbids and the check sees: a state store's fields renamed at the same types (Spark compares types only, so
-  ``max`` resumes on a ``sum``'s buffer), or a store the old query wrote that the new one no longer does.
+- ``refused`` (1): the new query started and failed to resume (Spark's error class and the guide's row; an error
+  no row explains is said so: the source may no longer hold the batch's data), or resumed a change the guide
+  forbids and the check sees: a state value's fields renamed at the same types (Spark compares types only, so
+  ``max`` resumes on a ``sum``'s buffer), a state schema of another shape (the schema check off), or a store the
+  old query wrote that the new one no longer does.
 - ``risk`` (2): resumable, with a documented risk the checkpoint cannot rule out: a stream-stream join (the guide:
-  changes in the join condition are ill-defined), or a conf the new version sets that the checkpoint overrides.
+  changes in the join condition are ill-defined), a conf the new version sets that the checkpoint overrides, or
+  state key fields renamed at the same types (a renamed column, which the guide allows, or a changed key).
+- ``no-answer`` (2): the new query never started (it does not analyse, or its code raised), or the new state
+  schemas could not be read: nothing was checked.
 
 Contracts: pure (files and data only); every finding names the guide's row.
 """
@@ -27,7 +32,7 @@ from harness.upgrade.probe import Probe
 from harness.verdict.guide import GuideRow, row
 from harness.verdict.refusals import error_class, refusal_rule
 
-EXIT_CODES = {"resumable": 0, "refused": 1, "risk": 2}
+EXIT_CODES = {"resumable": 0, "refused": 1, "risk": 2, "no-answer": 2}
 #: Confs the offset log records and Spark restores from it at a restart, whatever the session says -> guide row.
 RESTORED_CONFS = {
     "spark.sql.shuffle.partitions": "conf-shuffle-partitions",
@@ -82,10 +87,19 @@ def operator_names(checkpoint: str | os.PathLike[str]) -> dict[int, str]:
 
 def decide(checkpoint: str | os.PathLike[str], probe: Probe) -> Answer:
     """The answer for ``probe`` over ``checkpoint`` (see the module docstring)."""
+    message = probe.message or ""
+    if not probe.accepted and probe.not_started:
+        first = message.splitlines()[0] if message else ""
+        return Answer("no-answer", probe.batch, [Finding("no-answer", None, f"the new query did not start: {first}")])
     if not probe.accepted:
-        message = probe.message or ""
-        found = Finding("refused", refusal_rule(message), message.splitlines()[0] if message else "")
-        return Answer("refused", probe.batch, [found], error_class(message))
+        rule = refusal_rule(message)
+        detail = message.splitlines()[0] if message else ""
+        if rule is None:
+            detail += " (no rule of the guide explains this error: the source may no longer hold the batch's data)"
+        return Answer("refused", probe.batch, [Finding("refused", rule, detail)], error_class(message))
+    if probe.schema_error:
+        detail = f"Spark resumed it, but writing the new state schemas failed: {probe.schema_error}"
+        return Answer("no-answer", probe.batch, [Finding("no-answer", None, detail)])
     findings = _schema_findings(checkpoint, probe) + _risks(checkpoint, probe)
     kinds = {f.kind for f in findings}
     return Answer(
@@ -106,14 +120,18 @@ def _schema_findings(checkpoint: str | os.PathLike[str], probe: Probe) -> list[F
             continue
         for part, index in (("key", 0), ("value", 1)):
             renamed = same_but_names(getattr(old, part), new[part])
-            if renamed:
+            if renamed is None:  # Spark accepted another shape: its schema check is off
+                detail = f"state/{old.where} ({op}): the {part} schema changed shape and Spark resumed anyway"
+                out.append(Finding("changed", row("stateful-schema"), detail))
+            elif renamed:
                 pairs = ", ".join(f"{a} -> {b}" for a, b in renamed)
                 rule = row(_RENAMED.get(op, ("stateful-schema", "stateful-schema"))[index])
                 detail = (
                     f"state/{old.where} ({op}): {part} fields renamed at the same types ({pairs}); "
                     "Spark compares types only"
                 )
-                out.append(Finding("changed", rule, detail))
+                # A renamed key column may be a rename the guide allows; a value buffer renamed is a new aggregate.
+                out.append(Finding("risk" if part == "key" else "changed", rule, detail))
     return out
 
 

@@ -48,6 +48,11 @@ class Probe:
     message: str | None = None
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     confs: dict[str, str] = field(default_factory=dict)
+    #: The query never started in any output mode (it does not analyse, or the pipeline's code raised): no
+    #: restart check ran, so nothing is known about the checkpoint.
+    not_started: bool = False
+    #: Pass 2 (the new schemas) failed after pass 1 accepted: its error; the schemas are then unknown.
+    schema_error: str | None = None
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
@@ -83,54 +88,69 @@ def _copy(checkpoint: Path, dest: Path, batch: int, uncommit: bool, schemas: boo
 OUTPUT_MODES = ("append", "update", "complete")
 
 
-def _replay(spark: SparkSession, stream: StreamFn, copy: Path) -> str | None:
-    """Run the new query once on ``copy`` into ``noop``; Spark's error message, or ``None`` when it committed.
-    The output mode is the first of :data:`OUTPUT_MODES` Spark's analysis accepts for the query (an aggregation
-    without a watermark cannot append), as production's own writer must have chosen one it accepts."""
-    message = None
-    for mode in OUTPUT_MODES:
-        message = _replay_in(spark, stream, copy, mode)
-        if message is None or "[STREAMING_OUTPUT_MODE" not in message:
-            return message
-    return message
+def _replay(spark: SparkSession, stream: StreamFn, copy: Path, modes: tuple[str, ...]) -> tuple[str | None, bool]:
+    """Run the new query once on ``copy`` into ``noop``: ``(Spark's error message or None when it committed,
+    whether the query never started)``. The output mode is the first of ``modes`` the query starts in (an
+    aggregation without a watermark cannot append, a sort needs complete), as production's writer must use one
+    its query starts in; the restart checks run once it has started."""
+    message: str | None = None
+    for mode in modes:
+        message, started = _replay_in(spark, stream, copy, mode)
+        if started:
+            return message, False
+    return message, True
 
 
-def _replay_in(spark: SparkSession, stream: StreamFn, copy: Path, mode: str) -> str | None:
+def _replay_in(spark: SparkSession, stream: StreamFn, copy: Path, mode: str) -> tuple[str | None, bool]:
     from pyspark.errors import PySparkException
 
     try:
+        frame = stream(spark, copy)
+    except Exception as exc:  # the pipeline's own code: said in one line, not a traceback
+        return f"the new pipeline's code raised {type(exc).__name__}: {exc}", False
+    try:
         query = (
-            stream(spark, copy)
-            .writeStream.format("noop")
+            frame.writeStream.format("noop")
             .outputMode(mode)
             .option("checkpointLocation", str(copy))
             .trigger(once=True)
             .queryName("harness_upgrade_check")
             .start()
         )
+    except (PySparkException, AttributeError) as exc:  # analysis: the plan does not start in this mode
+        return str(exc).split("\n=== Streaming Query ===")[0], False
+    try:
         query.awaitTermination()
-    except PySparkException as exc:
-        return str(exc).split("\n=== Streaming Query ===")[0]
+    except PySparkException:
+        pass  # the restart's failure: query.exception() has it
     error = query.exception()
-    return None if error is None else str(error).split("\n=== Streaming Query ===")[0]
+    return (None if error is None else str(error).split("\n=== Streaming Query ===")[0]), True
 
 
 def probe(
-    spark: SparkSession, checkpoint: Path, stream: StreamFn, work: Path, conf_keys: list[str], asked: dict[str, str]
+    spark: SparkSession,
+    checkpoint: Path,
+    stream: StreamFn,
+    work: Path,
+    conf_keys: list[str],
+    asked: dict[str, str],
+    modes: tuple[str, ...] = OUTPUT_MODES,
 ) -> Probe:
     """Resume ``stream`` on copies of ``checkpoint`` (in ``work``) as the module docstring says. ``asked``: confs
     the new version sets explicitly; those of ``conf_keys`` its code sets while building the query count too."""
     batch, uncommit = pending_batch(checkpoint)
     first = _copy(checkpoint, work / "pass-1", batch, uncommit, schemas=True)
     before = {k: spark.conf.get(k, None) for k in conf_keys}
-    message = _replay(spark, stream, first)
+    message, not_started = _replay(spark, stream, first, modes)
     confs = {k: v for k, v in asked.items() if k in conf_keys}
     confs |= {k: v for k in conf_keys if (v := spark.conf.get(k, None)) is not None and v != before[k]}
     if message is None and batch not in batch_ids(first / "commits"):
         message = f"the new query stopped without committing batch {batch} (nothing was checked)"
     if message is not None:
-        return Probe(batch, False, message, confs=confs)
+        return Probe(batch, False, message, confs=confs, not_started=not_started)
     second = _copy(checkpoint, work / "pass-2", batch, uncommit, schemas=False)
-    again = _replay(spark, stream, second)
-    schemas = {} if again else {s.where: {"key": s.key, "value": s.value} for s in read_state_schemas(second)}
+    again, _ = _replay(spark, stream, second, modes)
+    if again is not None:
+        return Probe(batch, True, None, {}, confs, schema_error=again.splitlines()[0])
+    schemas = {s.where: {"key": s.key, "value": s.value} for s in read_state_schemas(second)}
     return Probe(batch, True, None, schemas, confs)

@@ -1,7 +1,7 @@
 """Upgrade: the stream-stream join of ``stream_stream_join`` redeployed with a wider time range.
 
 Purpose: the one change the programming guide calls ill-defined ("Changes in join type (outer or inner) are not
-allowed. Other changes in the join condition are ill-defined."): version 2 (:data:`V2`) joins rows up to 8 s
+allowed. Other changes in the join condition are ill-defined."): version 2 (:data:`V2`) joins rows up to 30 s
 apart where version 1 joined rows up to 5 s apart. The state's schema does not change, so Spark resumes; what the
 guide leaves open is what the join owes rows on both sides of the deploy. Guarantee checked: exactly-once by each
 version's semantics: the pairs version 1 emitted before the deploy, then every pair version 2's condition matches

@@ -33,7 +33,14 @@ CI = dataclasses.replace(
 #: TTL (its campaign puts the TTL bookkeeping under drawn faults; tws_sessions's has the two).
 ONE_EXAMPLE = {"tws_sessions_ttl"}
 #: Broken twins whose campaigns run in their own test files (found, shrunk and replayed there), not here.
-ELSEWHERE = {"tws_sessions_side_store"}  # test_tws_sessions.py
+#: test_tws_sessions.py; the upgrade pairs: test_upgrade_runs.py (one of them is refused: no exactly-once verdict).
+ELSEWHERE = {
+    "tws_sessions_side_store",
+    "upgrade_filter",
+    "upgrade_agg_key",
+    "upgrade_agg_function",
+    "upgrade_join_condition",
+}
 #: The default suite's representatives (a stateless and a stateful exactly-once pipeline, a sink of Python code
 #: drawing ``sink.step`` faults, two at-least-once sinks, a transformWithState variant); the rest of the library
 #: is the ``heavy`` tier (bin/test-heavy): each of those scenarios has its own kill tests in the default suite

@@ -72,3 +72,6 @@ def test_bad_input_is_one_line_and_exit_2(production: Path, tmp_path: Path) -> N
     assert rc == 2 and "is not a harness run directory" in err and "Traceback" not in err
     rc, _out, err = harness("upgrade-check", str(production), f"{PIPELINES}:nope")
     assert rc == 2 and "nope" in err and "Traceback" not in err
+    rc, out, err = harness("upgrade-check", str(production), f"{PIPELINES}:broken")
+    assert rc == 2 and "not checked: no answer" in out and "orders topic not configured" in out, out + err[-2000:]
+    assert "Traceback" not in out + err

@@ -60,7 +60,7 @@ def test_a_filter_change_deployed_after_a_kill_replays_the_killed_batch_with_the
     # The sink shows each version's filter on its own batches: the deploy really changed the code that ran.
     rows = pq.read_table(tmp_path / "run" / "output").to_pylist()
     spans = {b["batch_id"]: b for b in doc["batches"]}
-    before = {int(p): e for p, e in spans[1]["end"].items()}
+    before = {int(p): e for p, e in spans[deployed.first_batch - 1]["end"].items()}
     v1 = [r for r in rows if r["offset"] < before[r["partition"]]]
     v2 = [r for r in rows if r["offset"] >= before[r["partition"]]]
     assert v1 and v2, text
@@ -103,7 +103,10 @@ def test_a_join_condition_the_guide_calls_ill_defined_loses_pairs_across_the_dep
     assert lost and {a["kind"] for a in doc["anomalies"]} == {"lost"}, text
     assert all("version 2 owes" in a["deploy"] for a in lost), text
     # Each lost pair has one row on each side of the deploy: version 1 had evicted the older one.
-    before = {int(p): e for p, e in next(b for b in doc["batches"] if b["batch_id"] == 2)["end"].items()}
+    deployed = read_deployed(tmp_path / "run" / "deployed.json")
+    assert deployed is not None and deployed.first_batch > 0, text
+    last_v1 = next(b for b in doc["batches"] if b["batch_id"] == deployed.first_batch - 1)
+    before = {int(p): e for p, e in last_v1["end"].items()}
     assert all((a["row"]["l_offset"] < before[0]) != (a["row"]["r_offset"] < before[1]) for a in lost), text
     # Version 2 alone, with the same data and kill, is exactly-once.
     alone, alone_text = play(

@@ -35,3 +35,8 @@ def more_keys(spark: SparkSession) -> DataFrame:
     """Next version: one more grouping key (Spark refuses it)."""
     keys = [(F.col("value") % 5).alias("bucket"), (F.col("value") % 2).alias("parity")]
     return _rate(spark).groupBy(*keys).agg(F.count("*").alias("n"), F.sum("value"))
+
+
+def broken(spark: SparkSession) -> DataFrame:
+    """A next version whose own code fails before it returns a query."""
+    raise ValueError("orders topic not configured")

@@ -134,3 +134,36 @@ def test_a_refused_campaign_has_its_own_verdict_and_exit_code() -> None:
     assert result.render().startswith("upgrade refused by Spark, shrunk to the simplest deploy")
     with pytest.raises(AssertionError):
         result.assert_exactly_once()
+
+
+def test_only_a_restart_the_guide_explains_with_no_fault_after_the_deploy_is_a_refusal(tmp_path: Path) -> None:
+    (tmp_path / "commits").mkdir()
+    deployed = Deployed(V2, "upgrade_filter", 0, "graceful stop after round 1")
+    assert refusal(KEY_REFUSED, deployed, tmp_path) is not None
+    assert refusal(KEY_REFUSED, deployed, tmp_path, faults_after=1) is None  # a kill after the deploy came first
+    lost_file = "[CANNOT_LOAD_STATE_STORE.UNCATEGORIZED] An error occurred during loading state."
+    assert refusal(lost_file, deployed, tmp_path) is None  # no guide row: a loud failure of its own
+
+
+def test_a_chaos_spec_replays_its_deploy_by_the_run_commands_rule_names() -> None:
+    rules = (FaultRule("h1", "after_commit_logged", 0), FaultRule("h2", "after_offsets_logged", 2))
+    spec = RunSpec(
+        "upgrade_filter", 5, kills=0, rows=((3, 4), (5, 6), (1, 1)), extra_faults=rules, upgrade_to=V2,
+        deploy="after-fault:h2",
+    )  # fmt: skip
+    args = spec.replay_args()
+    assert args[args.index("--deploy") + 1] == "after-fault:x2" and args[args.index("--rounds") + 1] == "3"
+    from harness.cli.main import build_parser
+
+    parsed = build_parser().parse_args(args)
+    assert parsed.deploy == "after-fault:x2" and [r.point for r in parsed.kill] == [
+        "after_commit_logged",
+        "after_offsets_logged",
+    ]
+
+
+def test_no_deploy_after_the_sink_may_hold_a_batch_without_its_commit() -> None:
+    rules = (FaultRule("x1", "sink.commit.after", 1),)
+    spec = RunSpec("upgrade_filter", 1, kills=0, rounds=3, extra_faults=rules, upgrade_to=V2, deploy="after-fault:x1")
+    with pytest.raises(ValueError, match=r"sink\.commit\.after, after which the sink may hold the batch"):
+        build_schedule(spec, get_scenario("upgrade_filter"))
