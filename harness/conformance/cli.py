@@ -206,6 +206,61 @@ def add_certify(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list", action="store_true", help="list the rows and their documented guarantees, run nothing")
     p.add_argument("--seed", type=int, default=1, help="seed of the sink runs' data")
     p.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep every run directory here")
+    p.add_argument(
+        "--upgrades",
+        action="store_true",
+        help="measure the programming guide's recovery table instead: per row, a pipeline pair deployed over a "
+        "live checkpoint under SIGKILLs, and upgrade-check's answer before it",
+    )
+    p.add_argument(
+        "--save-fixtures",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="with --upgrades: save each row's checkpoint files, upgrade-check probe and verdict here",
+    )
+
+
+def _certify_upgrades(args: argparse.Namespace) -> int:
+    """``certify --upgrades`` (:mod:`harness.conformance.certify.upgrades`); exit as ``certify``: 1 a row
+    differs from the guide, 2 a row not measured, else 0."""
+    import pyspark
+
+    from harness.conformance.certify.html import render_html
+    from harness.conformance.certify.upgrades import UPGRADE_KEYS, UPGRADE_ROWS, render_upgrades, run_upgrades
+    from harness.verdict.guide import row
+
+    if args.list:
+        for r in UPGRADE_ROWS:
+            rule = row(r.rule)
+            print(f"{r.key:<28} {rule.category:<22} {rule.change}  [{r.scenario}]")
+        return 0
+    only = _ids(args.only) or None
+    unknown = sorted(set(only or ()) - set(UPGRADE_KEYS))
+    if unknown:
+        return _fail(f"--only {unknown}: unknown upgrade row(s); known: {', '.join(UPGRADE_KEYS)}")
+    if args.keep is not None and args.keep.is_dir() and any(args.keep.iterdir()):
+        return _fail(f"--keep {args.keep} is not empty; give a new directory or remove it")
+    work = args.keep or Path(tempfile.mkdtemp(prefix="harness-certify-upgrades-"))
+    t0 = time.monotonic()
+    rows = run_upgrades(only, Path(work), seed=args.seed, echo=_echo, fixtures=args.save_fixtures)
+    total = time.monotonic() - t0
+    print(render_upgrades(rows, total))
+    meta = (
+        f"PySpark {pyspark.__version__}, local[2]; per row: version 1 alone, upgrade-check, then the deploy "
+        f"after a SIGKILL with one more after it; {len(rows)} row(s) in {total:.0f} s; seed {args.seed}"
+    )
+    _write_json(args.json, {"rows": rows, "duration_s": round(total, 1), "meta": meta})
+    if args.html is not None:
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        args.html.write_text(render_html("Changes over a live checkpoint: the guide vs measured", meta, rows, {}))
+    if args.keep is None:
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+    if any(r["status"] == "not measured" for r in rows):
+        return 2
+    return 1 if any(r["status"] != "agrees" for r in rows) else 0
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
@@ -215,6 +270,10 @@ def cmd_certify(args: argparse.Namespace) -> int:
     from harness.conformance.certify.documented import DOCUMENTED
     from harness.conformance.certify.html import render_html
 
+    if args.upgrades:
+        return _certify_upgrades(args)
+    if args.save_fixtures is not None:
+        return _fail("--save-fixtures applies only with --upgrades")
     if args.list:
         for r in ROWS:
             d = DOCUMENTED[r.key]

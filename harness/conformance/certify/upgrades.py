@@ -1,0 +1,238 @@
+"""``certify --upgrades``: per row of the programming guide's recovery table, one real pair of pipelines deployed
+over a live checkpoint under SIGKILLs, measured next to what the guide says, and ``upgrade-check`` asked first.
+
+Each row plays three things on the shared driver pool, with the row's seed:
+
+1. version 1 alone, 2 rounds: the checkpoint production would have at the deploy;
+2. ``upgrade-check`` on it for version 2 (a child process, as a release job runs it): its answer;
+3. the upgrade run, 3 rounds: a SIGKILL after ``offsets/3`` is logged, the deploy right after it (batch 3,
+   planned by version 1, is replayed by version 2's code), a SIGKILL after ``commits/5``: its verdict. A run
+   whose query resumed but whose output then could not be read (the check failed) is measured as such.
+
+Status: ``agrees`` when the guide says ``allowed`` (or ``conditionally allowed``) and the run held exactly-once,
+or ``not allowed`` and Spark refused the restart; every other outcome is flagged: ``differs`` (Spark resumed a
+change the guide forbids, or refused or broke one it allows), ``ill-defined`` (the guide predicts nothing).
+``check`` says whether ``upgrade-check``'s answer agrees with the verdict (:data:`CHECK_AGREES`): ``risk``
+(resumable, the outcome not decided by the checkpoint) agrees with any verdict but a refusal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.verdict.guide import ALLOWED, CONDITIONAL, NOT_ALLOWED, row
+
+P = "harness.conformance.certify.upgrade_pairs"
+#: The verdict of an upgrade run whose query resumed and whose output could not be read back afterwards.
+UNREADABLE = "output-unreadable"
+GUIDE = "Structured Streaming Programming Guide > Recovery Semantics after Changes in a Streaming Query"
+#: A verdict of the upgrade run -> the answers of ``upgrade-check`` that agree with it.
+CHECK_AGREES = {
+    "exactly-once": {"resumable", "risk"},
+    "upgrade-refused": {"refused"},
+    "violated": {"refused", "risk"},
+    UNREADABLE: {"refused", "risk"},
+}
+KILLS = ("after_offsets_logged:3", "after_commit_logged:5")
+
+
+@dataclass(frozen=True)
+class UpgradeRow:
+    """One guide row (``rule``) measured on ``scenario`` (version 1, its ``upgrade_to`` version 2)."""
+
+    key: str
+    rule: str
+    scenario: str
+
+
+UPGRADE_ROWS: tuple[UpgradeRow, ...] = (
+    UpgradeRow("upgrade:filter", "filter", "upgrade_filter"),
+    UpgradeRow("upgrade:projection", "projection-same-schema", f"{P}:V1_PROJECTION"),
+    UpgradeRow("upgrade:new-schema", "projection-new-schema", f"{P}:V1_NEW_SCHEMA"),
+    UpgradeRow("upgrade:sources", "source-count", f"{P}:V1_SOURCES"),
+    UpgradeRow("upgrade:rate-limit", "source-rate-limit", f"{P}:V1_RATE"),
+    UpgradeRow("upgrade:sink-path", "sink-file-path", f"{P}:V1_SINK_PATH"),
+    UpgradeRow("upgrade:agg-keys", "agg-keys", "upgrade_agg_key"),
+    UpgradeRow("upgrade:agg-functions", "agg-functions", "upgrade_agg_function"),
+    UpgradeRow("upgrade:dedup-columns", "dedup-columns", f"{P}:V1_DEDUP"),
+    UpgradeRow("upgrade:join-type", "join-type", f"{P}:V1_JOIN_TYPE"),
+    UpgradeRow("upgrade:join-condition", "join-condition", "upgrade_join_condition"),
+    UpgradeRow("upgrade:shuffle-partitions", "conf-shuffle-partitions", f"{P}:V1_PARTITIONS"),
+)
+UPGRADE_KEYS = tuple(r.key for r in UPGRADE_ROWS)
+
+
+def upgrade_status(category: str, verdict: str) -> str:
+    """``agrees``, ``differs`` or ``ill-defined`` (see the module docstring); ``not measured`` without a verdict."""
+    if verdict not in CHECK_AGREES:
+        return "not measured"
+    if verdict == UNREADABLE:
+        return "differs"  # Spark resumed, and the output is broken: whatever the guide says, it did not refuse
+    if category in (ALLOWED, CONDITIONAL):
+        return "agrees" if verdict == "exactly-once" else "differs"
+    if category == NOT_ALLOWED:
+        return "agrees" if verdict == "upgrade-refused" else "differs"
+    return "ill-defined"
+
+
+def verdict_of(doc: dict[str, Any]) -> str:
+    """The run's verdict, or :data:`UNREADABLE` when every query ran and reading the output back failed."""
+    if doc["verdict"] == "unknown" and str(doc.get("error") or "").startswith("'check' failed"):
+        return UNREADABLE
+    return str(doc["verdict"])
+
+
+def _reason(error: str) -> str:
+    """The Java exception line of a failed check (``java.io.FileNotFoundException: ...``), else its first line."""
+    lines = error.splitlines()
+    return next((ln.lstrip(": ").strip() for ln in lines if "Exception:" in ln), lines[0] if lines else "")
+
+
+def _measured(doc: dict[str, Any]) -> str:
+    verdict = verdict_of(doc)
+    if verdict == "exactly-once":
+        return "resumed, exactly-once"
+    if verdict == "upgrade-refused":
+        refused = doc["upgrade_refused"]
+        named = refused["error_class"] not in (None, "STREAM_FAILED")
+        rule = refused["rule"]["id"] if refused["rule"] else "no guide row"
+        return f"refused: {refused['error_class'] if named else f'an assertion ({rule})'}"
+    if verdict == UNREADABLE:
+        return f"resumed; the output cannot be read: {_reason(str(doc['error']))[:160]}"
+    if verdict == "violated":
+        return "resumed, wrong: " + ", ".join(f"{n} {k}" for k, n in sorted(doc["anomaly_counts"].items()))
+    return "no verdict"
+
+
+def render_upgrades(rows: Sequence[dict[str, Any]], total_s: float) -> str:
+    """The table: per row the guide's category, what happened, the status (flagged unless it agrees) and whether
+    ``upgrade-check`` said so before the deploy; then the evidence and the guide's words."""
+    flags = sum(r["status"] != "agrees" for r in rows)
+    checks = sum(r["check"] == "agrees" for r in rows)
+    lines = [
+        f"certify --upgrades: {len(rows)} row(s) in {total_s:.0f} s; {len(rows) - flags} agree with the guide, "
+        f"{flags} flagged; upgrade-check agreed before {checks} of {len(rows)} deploy(s)",
+        f"  {'row':<28}{'the guide':<23}{'measured':<52}{'status':<18}upgrade-check",
+    ]
+    for r in rows:
+        status = r["status"] if r["status"] == "agrees" else f"FLAG {r['status']}"
+        lines.append(f"  {r['key']:<28}{r['documented']:<23}{r['measured'][:50]:<52}{status:<18}{r['check']}")
+    lines.append("evidence:")
+    lines += [f"  {r['key']}: {r['measured']}; {r['evidence']}" for r in rows]
+    lines.append(f"the guide: {GUIDE}")
+    lines += [f'  {r["key"]}: {r["name"]} is {r["documented"]}: "{r["quote"]}"' for r in rows]
+    return "\n".join(lines)
+
+
+def _upgrade_check(checkpoint: Path, new: str, work: Path) -> dict[str, Any]:
+    """``python -m harness upgrade-check`` in a child process; its JSON answer (``error`` when it gave none)."""
+    out = work / "answer.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "upgrade-check",
+            str(checkpoint),
+            new,
+            "--json",
+            str(out),
+            "--work",
+            str(work),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if not out.exists():
+        return {"answer": None, "error": (proc.stderr.strip().splitlines() or ["no answer"])[-1]}
+    answer: dict[str, Any] = json.loads(out.read_text())
+    return answer
+
+
+def measure_upgrade(
+    r: UpgradeRow, work: Path, seed: int, pool: Any, echo: Callable[[str], None], fixtures: Path | None = None
+) -> dict[str, Any]:
+    """One row: version 1 alone, ``upgrade-check``, the upgrade run (the module docstring); the table row."""
+    from harness.engine.report import to_json
+    from harness.engine.runner import run_spec
+    from harness.engine.spec import RunSpec, parse_kill_argument
+    from scenarios import get_scenario
+
+    t0 = time.monotonic()
+    rule, v1 = row(r.rule), get_scenario(r.scenario)
+    assert v1.upgrade_to is not None, r
+    base = work / r.key.replace(":", "-")
+    alone = run_spec(RunSpec(r.scenario, seed, kills=0, rounds=2), base / "v1", echo=lambda m: None, pool=pool)
+    answer = _upgrade_check(base / "v1" / "checkpoint", v1.upgrade_to, base / "check")
+    faults = tuple(dataclasses.replace(parse_kill_argument(k), id=f"x{i + 1}") for i, k in enumerate(KILLS))
+    spec = RunSpec(
+        r.scenario, seed, kills=0, rounds=3, extra_faults=faults, upgrade_to=v1.upgrade_to, deploy="after-fault:x1"
+    )
+    doc = to_json(run_spec(spec, base / "upgrade", echo=lambda m: None, pool=pool))
+    verdict, got = verdict_of(doc), answer.get("answer")
+    check = "agrees" if got in CHECK_AGREES.get(verdict, ()) else f"disagrees ({got})" if got else "no answer"
+    evidence = [f"upgrade-check: {got or answer.get('error')} (exit {answer.get('exit_code')})"]
+    evidence += [f"{k['point']} at batch {k['batch']}" for k in doc["kills_fired"]]
+    if doc["error"] and verdict != UNREADABLE:
+        evidence.append(str(doc["error"]).splitlines()[0])
+    if fixtures is not None and (base / "check" / "probe.json").exists():
+        save_fixture(fixtures / r.key.split(":", 1)[1], base, r, verdict)
+    echo(f"certify {r.key}: {verdict}; the guide: {rule.category}; upgrade-check {got} ({check})")
+    return {
+        "key": r.key,
+        "kind": "upgrade",
+        "name": rule.change,
+        "documented": rule.category,
+        "quote": rule.says,
+        "where": GUIDE,
+        "measured": _measured(doc),
+        "status": upgrade_status(rule.category, verdict),
+        "check": check,
+        "evidence": "; ".join(evidence),
+        "error": str(doc["error"]).splitlines()[0] if verdict == "unknown" else None,
+        "kills": len(doc["kills_fired"]),
+        "steps_tried": [],
+        "duration_s": time.monotonic() - t0,
+        "v1_verdict": alone.verdict,
+    }
+
+
+def save_fixture(dest: Path, base: Path, r: UpgradeRow, verdict: str) -> None:
+    """The files ``upgrade-check``'s decision reads (offset log head, state metadata and schemas), its probe,
+    and the measured verdict: a unit test re-makes the answer from them without Spark."""
+    src = base / "v1" / "checkpoint"
+    shutil.rmtree(dest, ignore_errors=True)
+    newest = max(int(p.name) for p in (src / "offsets").iterdir() if p.name.isdigit())
+    keep = [src / "metadata", src / "offsets" / str(newest)]
+    keep += sorted((src / "state").glob("*/_metadata/metadata")) + sorted((src / "state").glob("*/**/_metadata/schema"))
+    for path in keep:
+        target = dest / "checkpoint" / path.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    shutil.copy2(base / "check" / "probe.json", dest / "probe.json")
+    (dest / "measured.json").write_text(json.dumps({"row": r.key, "rule": r.rule, "verdict": verdict}, indent=2) + "\n")
+
+
+def run_upgrades(
+    only: Sequence[str] | None, work: Path, *, seed: int, echo: Callable[[str], None], fixtures: Path | None = None
+) -> list[dict[str, Any]]:
+    """Measure every upgrade row (or those in ``only``) on one driver pool."""
+    from harness.engine.pool import DriverPool
+    from harness.spark.session import DEFAULT_MASTER
+
+    rows = [r for r in UPGRADE_ROWS if only is None or r.key in only]
+    pool = DriverPool(work / "drivers", DEFAULT_MASTER, {}, standby=True)
+    try:
+        return [measure_upgrade(r, work, seed, pool, echo, fixtures) for r in rows]
+    finally:
+        pool.close()
