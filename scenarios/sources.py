@@ -144,9 +144,12 @@ def _rows_options(rows: Rows | None) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Replayable:
-    """The replayable Python source; ``rows`` gives it a user's columns after the provenance columns."""
+    """The replayable Python source; ``rows`` gives it a user's columns after the provenance columns; ``name``
+    names it to Spark (``DataStreamReader.name``, 4.2+: a named source keeps its offsets across queries whose
+    sources are added or removed, with ``spark.sql.streaming.queryEvolution.enableSourceEvolution``)."""
 
     rows: Rows | None = None
+    name: str | None = None
     limits_batches: bool = field(default=True, init=False)
     provenance: bool = field(default=True, init=False)
 
@@ -174,7 +177,8 @@ class Replayable:
             "fault_dir": run.fault_dir,
             "write_points": str(run.write_points).lower(),
         }
-        return spark.readStream.format(FORMAT).options(**opts).load()
+        reader = spark.readStream.format(FORMAT).options(**opts)
+        return (reader.name(self.name) if self.name else reader).load()
 
     def batch(self, spark: SparkSession, run: SourceRun) -> DataFrame:
         from scenarios.replayable_source import FORMAT

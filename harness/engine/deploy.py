@@ -110,9 +110,10 @@ def refusal(
     message: str, deployed: Deployed, checkpoint: str | os.PathLike[str], faults_after: int = 0
 ) -> Refusal | None:
     """A :class:`Refusal` when a query that failed with ``message`` after ``deployed`` is Spark refusing to resume
-    it: version 2 never committed a batch, no planned fault fired after the deploy (``faults_after``: a state file
-    lost to a kill fails a restart too), and the message is one the guide's rules explain (a refusal's error
-    class or assertion). ``None`` otherwise: a loud failure of its own, reported as such."""
+    it: version 2 never committed a batch and no planned fault fired after the deploy (``faults_after``: a kill
+    of version 2's own is a fault finding, not the deploy's). Its ``rule`` is the guide's row the message
+    enforces, or ``None`` when no row names it (a source that cannot read another's offsets fails with a bare
+    ``NumberFormatException``). ``None`` otherwise: a loud failure of its own, reported as such."""
     from harness.verdict.refusals import error_class, refusal_rule
 
     if first_v2_batch(checkpoint) > deployed.first_batch:
@@ -120,8 +121,7 @@ def refusal(
     if faults_after:
         return None
     message = message.split(": ", 1)[1] if message.startswith("the streaming query failed loudly") else message
-    rule = refusal_rule(message)
-    return None if rule is None else Refusal(error_class(message), rule, message, deployed)
+    return Refusal(error_class(message), refusal_rule(message), message, deployed)
 
 
 def committed_before(checkpoint: str | os.PathLike[str], first_batch: int) -> dict[int, int]:

@@ -95,7 +95,10 @@ def decide(checkpoint: str | os.PathLike[str], probe: Probe) -> Answer:
         rule = refusal_rule(message)
         detail = message.splitlines()[0] if message else ""
         if rule is None:
-            detail += " (no rule of the guide explains this error: the source may no longer hold the batch's data)"
+            detail += (
+                " (no rule of the guide explains this error: a source replaced by another kind, or a source that"
+                " no longer holds the batch's data)"
+            )
         return Answer("refused", probe.batch, [Finding("refused", rule, detail)], error_class(message))
     if probe.schema_error:
         detail = f"Spark resumed it, but writing the new state schemas failed: {probe.schema_error}"

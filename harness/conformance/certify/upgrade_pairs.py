@@ -6,20 +6,21 @@ condition; the pairs here cover the other rows. Each ``V1_*`` names its ``V2_*``
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from scenarios.library import agg_watermark_append, dedup_stream, file_sink_stateless, stream_stream_join
+from scenarios.library import agg_watermark_append, dedup_stream, file_sink_stateless, stream_stream_join, tws_sessions
 from scenarios.library.dedup_stream import DEDUP_KEY, with_dedup_columns
 from scenarios.library.stream_stream_join import CONDITION, PAIR, side
+from scenarios.sources import Replayable
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
-    from scenarios.base import SinkContext
+    from scenarios.base import OracleContext, SinkContext
 
 HERE = "harness.conformance.certify.upgrade_pairs"
 STATELESS = file_sink_stateless.SCENARIO
@@ -55,6 +56,45 @@ def _two_sources(df: DataFrame) -> DataFrame:
 
 V1_SOURCES = _v1(STATELESS, "sources")
 V2_SOURCES = replace(STATELESS, name="upgrade_v2_sources", transform=_two_sources)
+
+
+def _rate_only(df: DataFrame) -> DataFrame:
+    """The same columns from Spark's ``rate`` source instead of the replayable one: the source's type changed."""
+    rate = df.sparkSession.readStream.format("rate").option("rowsPerSecond", 1).load()
+    cols = [F.lit(0).alias("partition"), F.col("value").alias("offset"), F.lit(0).alias("seq")]
+    cols += [(F.col("value") % 8).cast("int").alias("key"), F.col("value"), F.col("timestamp").alias("event_time")]
+    return file_sink_stateless.transform(rate.select(*cols))
+
+
+V1_SOURCE_TYPE = _v1(STATELESS, "source_type")
+V2_SOURCE_TYPE = replace(STATELESS, name="upgrade_v2_source_type", transform=_rate_only)
+
+#: Source evolution (4.2): named sources, and the offset log format that keys offsets by name.
+EVOLUTION = {
+    "spark.sql.streaming.queryEvolution.enableSourceEvolution": "true",
+    "spark.sql.streaming.offsetLog.formatVersion": "2",
+}
+NAMED = replace(STATELESS, source=Replayable(name="events"), confs=EVOLUTION)
+
+
+def _named_extra(df: DataFrame) -> DataFrame:
+    """A second named source (``rate`` as ``extra``, no rows of its own) added beside ``events``."""
+    reader = df.sparkSession.readStream.format("rate").option("rowsPerSecond", 1).name("extra")
+    extra = reader.load().where(F.lit(False))
+    return file_sink_stateless.transform(
+        df.unionByName(extra.select(*(F.lit(None).cast(f.dataType).alias(f.name) for f in df.schema.fields)))
+    )
+
+
+V1_NAMED = _v1(NAMED, "named")
+
+
+def _stateless_oracle(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
+    """``file_sink_stateless``'s transform over the input: the added source has no rows (and cannot run in batch)."""
+    return file_sink_stateless.transform(batch_input)
+
+
+V2_NAMED = replace(NAMED, name="upgrade_v2_named", transform=_named_extra, oracle=_stateless_oracle)
 V1_RATE = _v1(STATELESS, "rate")
 #: Version 2 reads at most a quarter of the rows a batch.
 V2_RATE = replace(STATELESS, name="upgrade_v2_rate", max_rows_per_batch=STATELESS.max_rows_per_batch // 4)
@@ -101,3 +141,41 @@ V2_JOIN_TYPE = replace(stream_stream_join.SCENARIO, name="upgrade_v2_join_type",
 AGG = agg_watermark_append.SCENARIO
 V1_PARTITIONS = _v1(AGG, "partitions")
 V2_PARTITIONS = replace(AGG, name="upgrade_v2_partitions", confs={**AGG.confs, "spark.sql.shuffle.partitions": "5"})
+
+
+# -- transformWithState state schema, with and without Avro encoding ----------------------------------------------
+class _Seen:
+    """A list state whose values gained a field: ``put`` adds ``seen = 1`` to each value; the rest is the state's."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    def put(self, rows: list[tuple[Any, ...]]) -> None:
+        self.state.put([(*r, 1) for r in rows])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.state, name)
+
+
+class SessionProcessorV2(tws_sessions.SessionProcessor):
+    """``tws_sessions``'s processor with a field added to the ``recent`` list state's value (``seen INT``)."""
+
+    def init(self, handle: Any) -> None:
+        # As the parent's init, each variable declared once (a second declaration of one name is refused).
+        self.handle = handle
+        self.session_state = handle.getValueState("session", tws_sessions.SESSION_DDL, self.ttl_ms)
+        self.bucket_state = handle.getMapState("buckets", "bucket INT", "rows BIGINT", self.ttl_ms)
+        seen = _Seen(handle.getListState("recent", "value BIGINT, seen INT", self.ttl_ms))
+        self.recent_state = seen  # type: ignore[assignment]  # the same calls, values widened
+
+
+AVRO = {"spark.sql.streaming.stateStore.encodingFormat": "avro"}
+TWS = tws_sessions.SCENARIO
+#: Version 2's final state: ``recent`` holds the new field (null in values version 1 wrote), so it is not compared.
+_V2_STATE = tuple(s for s in TWS.final_state if s.name != "recent")
+V1_TWS = _v1(TWS, "tws")
+V2_TWS = replace(
+    TWS, name="upgrade_v2_tws", transform=tws_sessions.sessions_with(SessionProcessorV2), final_state=_V2_STATE
+)
+V1_TWS_AVRO = _v1(replace(TWS, confs={**TWS.confs, **AVRO}), "tws_avro")
+V2_TWS_AVRO = replace(V2_TWS, name="upgrade_v2_tws_avro", confs={**TWS.confs, **AVRO})
