@@ -131,7 +131,11 @@ def committed_before(checkpoint: str | os.PathLike[str], first_batch: int) -> di
 
     if first_batch == 0:
         return {}
-    span = next((s for s in batch_spans(checkpoint) if s.batch_id == first_batch - 1), None)
+    span = None
+    for source in range(4):  # the replayable source among the query's (named sources may log another first)
+        span = next((s for s in batch_spans(checkpoint, source) if s.batch_id == first_batch - 1 and s.end), None)
+        if span is not None:
+            break
     if span is None:
         raise ValueError(f"checkpoint {checkpoint}: no offsets/{first_batch - 1}, the last batch before the deploy")
     return dict(span.end)

@@ -91,6 +91,12 @@ def decide(checkpoint: str | os.PathLike[str], probe: Probe) -> Answer:
     if not probe.accepted and probe.not_started:
         first = message.splitlines()[0] if message else ""
         return Answer("no-answer", probe.batch, [Finding("no-answer", None, f"the new query did not start: {first}")])
+    if not probe.accepted and message.strip().endswith("None.get") and _offset_log_v2(checkpoint):
+        detail = (
+            "Spark cannot restart a query with source evolution (offset log v2) over a pending batch, upgrade or "
+            "not (4.2.0: None.get in OfflineStateRepartitionUtils.isRepartitionBatch); the probe needs that restart"
+        )
+        return Answer("no-answer", probe.batch, [Finding("no-answer", row("source-named"), detail)])
     if not probe.accepted:
         rule = refusal_rule(message)
         detail = message.splitlines()[0] if message else ""
@@ -108,6 +114,11 @@ def decide(checkpoint: str | os.PathLike[str], probe: Probe) -> Answer:
     return Answer(
         "refused" if "changed" in kinds else "risk" if "risk" in kinds else "resumable", probe.batch, findings
     )
+
+
+def _offset_log_v2(checkpoint: str | os.PathLike[str]) -> bool:
+    newest = batch_ids(Path(checkpoint) / "offsets")[-1]
+    return (Path(checkpoint) / "offsets" / str(newest)).read_text().startswith("v2")
 
 
 def _schema_findings(checkpoint: str | os.PathLike[str], probe: Probe) -> list[Finding]:

@@ -35,9 +35,11 @@ def test_every_row_of_the_guide_is_measured(tmp_path: Path) -> None:
     rows = json.loads((tmp_path / "u.json").read_text())["rows"]
     assert [r["key"] for r in rows] == list(UPGRADE_KEYS)
     assert all(r["status"] != "not measured" for r in rows), out
+    assert rows[UPGRADE_KEYS.index("upgrade:named-source-removed")]["check"] == "disagrees (no-answer)"
     assert rc == 1 and "flagged" in out.splitlines()[0]  # the guide and Spark differ on some rows (measured)
-    # upgrade-check's blind spot: the sink path is outside the checkpoint
-    assert [r["key"] for r in rows if r["check"] != "agrees"] == ["upgrade:sink-path"], out
+    # upgrade-check's blind spots: the sink path is outside the checkpoint; a source-evolution checkpoint cannot
+    # be probed on 4.2.0 (no answer)
+    assert [r["key"] for r in rows if r["check"] != "agrees"] == ["upgrade:sink-path", "upgrade:named-source-removed"]
 
 
 @pytest.mark.heavy

@@ -95,6 +95,15 @@ def _stateless_oracle(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
 
 
 V2_NAMED = replace(NAMED, name="upgrade_v2_named", transform=_named_extra, oracle=_stateless_oracle)
+#: The other way: version 1 reads ``events`` and ``extra``, version 2 drops ``extra``.
+V1_NAMED_TWO = replace(
+    NAMED,
+    name="upgrade_v1_named_two",
+    transform=_named_extra,
+    oracle=_stateless_oracle,
+    upgrade_to=f"{HERE}:V2_NAMED_ONE",
+)
+V2_NAMED_ONE = replace(NAMED, name="upgrade_v2_named_one")
 V1_RATE = _v1(STATELESS, "rate")
 #: Version 2 reads at most a quarter of the rows a batch.
 V2_RATE = replace(STATELESS, name="upgrade_v2_rate", max_rows_per_batch=STATELESS.max_rows_per_batch // 4)
