@@ -31,7 +31,7 @@ watermark that would happen, hence one partition.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
@@ -42,7 +42,7 @@ from scenarios.base import OracleContext, Scenario
 from scenarios.presets import EVENT_TIME, STATEFUL_FILE_SINK
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 WINDOW = "10 seconds"
 WATERMARK_DELAY = "5 seconds"
@@ -55,14 +55,24 @@ def aggregate(df: DataFrame) -> DataFrame:
     """Per 10-s window and key: ``rows`` (count) and ``value_sum``; the window
     flattened into ``window_start``/``window_end`` (the checker compares flat
     rows). ``withWatermark`` is a no-op on a batch DataFrame."""
+    return window_aggregate(df)
+
+
+def window_aggregate(
+    df: DataFrame, extra_keys: Mapping[str, Column] | None = None, value: Callable[[str], Column] = F.sum
+) -> DataFrame:
+    """:func:`aggregate` grouped by ``extra_keys`` too (name -> expression, output after ``key``) and with
+    ``value("value")`` as ``value_sum``: the next versions of this pipeline in the upgrade scenarios."""
+    extra = [c.alias(n) for n, c in (extra_keys or {}).items()]
     return (
         df.withWatermark("event_time", WATERMARK_DELAY)
-        .groupBy(F.window("event_time", WINDOW), "key")
-        .agg(F.count(F.lit(1)).alias("rows"), F.sum("value").alias("value_sum"))
+        .groupBy(F.window("event_time", WINDOW), "key", *extra)
+        .agg(F.count(F.lit(1)).alias("rows"), value("value").alias("value_sum"))
         .select(
             F.col("window.start").alias("window_start"),
             F.col("window.end").alias("window_end"),
             "key",
+            *(extra_keys or {}),
             "rows",
             "value_sum",
         )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from scenarios.library.agg_watermark_append import SCENARIO as AGG
-from scenarios.library.agg_watermark_append import WATERMARK_DELAY, WINDOW, closed_windows_of
+from scenarios.library.agg_watermark_append import closed_windows_of, window_aggregate
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -27,18 +27,7 @@ if TYPE_CHECKING:
 
 def aggregate_v2(df: DataFrame) -> DataFrame:
     """``agg_watermark_append``'s aggregation with ``max(value)`` as ``value_sum``: the same schema, other values."""
-    return (
-        df.withWatermark("event_time", WATERMARK_DELAY)
-        .groupBy(F.window("event_time", WINDOW), "key")
-        .agg(F.count(F.lit(1)).alias("rows"), F.max("value").alias("value_sum"))
-        .select(
-            F.col("window.start").alias("window_start"),
-            F.col("window.end").alias("window_end"),
-            "key",
-            "rows",
-            "value_sum",
-        )
-    )
+    return window_aggregate(df, value=F.max)
 
 
 def closed_windows_v2(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from scenarios.library.agg_watermark_append import SCENARIO as AGG
-from scenarios.library.agg_watermark_append import WATERMARK_DELAY, WINDOW, closed_windows_of
+from scenarios.library.agg_watermark_append import closed_windows_of, window_aggregate
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -26,19 +26,7 @@ if TYPE_CHECKING:
 
 def aggregate_v2(df: DataFrame) -> DataFrame:
     """``agg_watermark_append``'s aggregation grouped by ``parity`` (``key % 2``) as well."""
-    return (
-        df.withWatermark("event_time", WATERMARK_DELAY)
-        .groupBy(F.window("event_time", WINDOW), "key", (F.col("key") % 2).alias("parity"))
-        .agg(F.count(F.lit(1)).alias("rows"), F.sum("value").alias("value_sum"))
-        .select(
-            F.col("window.start").alias("window_start"),
-            F.col("window.end").alias("window_end"),
-            "key",
-            "parity",
-            "rows",
-            "value_sum",
-        )
-    )
+    return window_aggregate(df, {"parity": F.col("key") % 2})
 
 
 def closed_windows_v2(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
