@@ -115,6 +115,14 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "after-fault:ID (the driver killed by fault rule ID, e.g. x1 for the first --kill, restarts as the new "
         "version)",
     )
+    p.add_argument(
+        "--old-pyspark",
+        default=None,
+        metavar="PYTHON",
+        help="a Spark upgrade run: this older PySpark's Python (bin/test-spark-upgrade builds .venv-spark/<version>) "
+        "runs the first --old-rounds rounds fault-free, then this PySpark resumes its checkpoint (file sources only)",
+    )
+    p.add_argument("--old-rounds", type=int, default=1, metavar="K", help="rounds the --old-pyspark runs (default 1)")
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
     p.add_argument(
         "--html", type=Path, default=None, metavar="PATH", help="draw the run's timeline as an HTML page here"
@@ -186,6 +194,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             master=master,
             upgrade_to=upgrade_to,
             deploy=args.deploy,
+            old_pyspark=args.old_pyspark,
+            old_rounds=args.old_rounds,
         )
         from harness.engine.schedule import build_schedule, known_nemeses
 

@@ -36,6 +36,7 @@ from harness.engine.deploy import (
     snapshot_logs,
 )
 from harness.engine.history import History
+from harness.engine.old_spark import SPARK_UPGRADE, OldSparkError, run_round
 from harness.engine.outcome import RunOutcome
 from harness.engine.pool import DriverPool
 from harness.engine.rundir import RunPaths
@@ -195,6 +196,8 @@ class Runner:
             elif op.kind == "heal":
                 healed = True
                 self._record("info", "runner", "heal", {})
+            elif op.kind == "run" and self.spec.old_pyspark is not None and r <= self.spec.old_rounds:
+                self._old_spark_round(r)
             elif op.kind == "run":
                 if (
                     healed
@@ -254,6 +257,33 @@ class Runner:
             }
         )
         self.echo(f"DEPLOY {deployed.describe()}")
+
+    def _old_spark_round(self, r: int) -> None:
+        """Round ``r`` of a Spark upgrade run: the older PySpark runs the query; after its last round the upgrade
+        is marked like a deploy, so an anomaly after it names it."""
+        assert self.conductor is not None and self.spec.old_pyspark is not None
+        try:
+            done = run_round(self.paths, self.spec.old_pyspark, r)
+        except OldSparkError as exc:
+            raise HarnessError(str(exc)) from None
+        self._record("ok", "runner", "old_spark_run", done)
+        self.echo(f"PySpark {done['pyspark']} ran batch(es) {done['batches']} ({done['seconds']} s)")
+        if r == self.spec.old_rounds:
+            batch = first_v2_batch(self.paths.checkpoint)
+            description = f"Spark upgrade: PySpark {done['pyspark']} stopped after round {r}; this PySpark resumes"
+            idx = self._record("info", "runner", "spark_upgrade", {"description": description, "batch": batch})
+            self.conductor.kills_fired.append(
+                {
+                    "history_index": idx,
+                    "id": SPARK_UPGRADE,
+                    "point": SPARK_UPGRADE,
+                    "action": SPARK_UPGRADE,
+                    "batch": batch,
+                    "description": f"{description} at batch {batch}",
+                    "context": {"from": done["pyspark"]},
+                }
+            )
+            self.echo(f"SPARK UPGRADE: {description} at batch {batch}")
 
     def _after_crash(self) -> None:
         """Deploy after the driver that the spec's ``after-fault:ID`` rule killed died (before the next starts)."""

@@ -77,6 +77,7 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
         )
     if spec.rows is not None and any(len(r) != scenario.partitions for r in spec.rows):
         raise ValueError(f"spec.rows must give {scenario.partitions} amounts per round (one per partition)")
+    first_new = 0
     for r in range(spec.effective_rounds):
         lo, hi = scenario.rows_per_round
         if spec.rows is not None:
@@ -89,6 +90,8 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
         available = {p: available[p] + rows[p] for p in parts}
         predicted += plan_batches(start, available, max_offsets)
         ops += [Op("add_data", rows), Op("run")]
+        if spec.old_pyspark is not None and r + 1 == spec.old_rounds:
+            first_new = len(predicted)  # the older PySpark's batches: no fault fires in them
     known, offered = known_nemeses(scenario), source_nemeses(scenario.source)
     unknown = [n for n in spec.nemesis if n not in known]
     if unknown:
@@ -112,14 +115,15 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
 
     rules: list[FaultRule] = []
     if spec.kills:
-        if spec.kills > len(predicted):
+        if spec.kills > len(predicted) - first_new:
+            older = f" after the older PySpark's {first_new}" if first_new else ""
             raise ValueError(
-                f"{spec.kills} kills need as many batches but the schedule has {len(predicted)}; "
+                f"{spec.kills} kills need as many batches but the schedule has {len(predicted) - first_new}{older}; "
                 "pass more --rounds or fewer --kills"
             )
         points = list(scenario.kill_points)
         rng.shuffle(points)
-        for i, batch in enumerate(sorted(rng.sample(range(len(predicted)), spec.kills))):
+        for i, batch in enumerate(sorted(rng.sample(range(first_new, len(predicted)), spec.kills))):
             point = points[i % len(points)]
             partition = after_rows = None
             if point == "sink.write.mid":
@@ -129,6 +133,8 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
                 after_rows = (end[partition] - start[partition]) * scenario.rows_per_offset // 2
             rules.append(FaultRule(f"k{i + 1}", point, batch, partition, after_rows))
     rules += spec.extra_faults
+    if spec.old_pyspark is not None:
+        _check_old_spark(spec, scenario, rules, first_new)
     if spec.upgrade_to is not None and spec.deploy and spec.deploy.startswith("after-fault:"):
         wanted = spec.deploy.partition(":")[2]
         rule = next((r for r in rules if r.id == wanted), None)
@@ -167,6 +173,25 @@ def _check_upgrade(spec: RunSpec, scenario: Scenario) -> None:
             f"upgrade {scenario.name} -> {new.name}: both versions read one input, so partitions and rows_per_offset "
             f"must match ({scenario.partitions}/{scenario.rows_per_offset} vs {new.partitions}/{new.rows_per_offset})"
         )
+
+
+def _check_old_spark(spec: RunSpec, scenario: Scenario, rules: Sequence[FaultRule], first_new: int) -> None:
+    """Refuse a Spark upgrade run the older PySpark cannot play (``ValueError``, one line)."""
+    from scenarios.sources import FileDirectory
+
+    if not isinstance(scenario.source, FileDirectory):
+        raise ValueError(
+            f"scenario {scenario.name} reads {scenario.source.describe()}; an older PySpark runs Spark's own file "
+            "source only (the replayable source needs pyspark.sql.datasource, 4.0+): use a FileDirectory scenario"
+        )
+    early = [r.id for r in rules if r.batch is not None and r.batch < first_new]
+    if early:
+        raise ValueError(
+            f"fault(s) {', '.join(early)} aim at batches the older PySpark runs (0..{first_new - 1}), fault-free; "
+            f"aim at batch {first_new} or later"
+        )
+    if spec.nemesis:
+        raise ValueError("a Spark upgrade run takes no nemesis: a failure after it must be the upgrade's")
 
 
 def known_nemeses(scenario: Scenario) -> list[str]:

@@ -84,6 +84,12 @@ class RunSpec:
     #: When ``upgrade_to`` is deployed: ``after-round:K`` (a graceful stop after round K caught up) or
     #: ``after-fault:ID`` (the driver killed by fault rule ID restarts as the new version). ``None``: after round 1.
     deploy: str | None = None
+    #: A Spark upgrade run: the Python of an older PySpark's virtual environment (``bin/test-spark-upgrade``
+    #: builds them) that runs the first ``old_rounds`` rounds, fault-free (:mod:`harness.engine.old_spark`); the
+    #: project's PySpark resumes that checkpoint and sink for the rest, with the faults. ``None``: one Spark.
+    old_pyspark: str | None = None
+    #: Rounds the older PySpark runs (``old_pyspark``); at least one round is left for the project's.
+    old_rounds: int = 1
 
     def __post_init__(self) -> None:
         if self.kills < 0:
@@ -112,6 +118,14 @@ class RunSpec:
             if self.upgrade_to is None:
                 raise ValueError(f"deploy {self.deploy!r} given without upgrade_to (the version to deploy)")
             parse_deploy(self.deploy)
+        if self.old_pyspark is not None:
+            if self.old_rounds < 1 or self.old_rounds >= self.effective_rounds:
+                raise ValueError(
+                    f"old_rounds {self.old_rounds}: the older PySpark runs rounds 1..K with K < rounds "
+                    f"({self.effective_rounds}), so the project's PySpark has a round of its own to resume with"
+                )
+            if self.upgrade_to is not None:
+                raise ValueError("a Spark upgrade run (old_pyspark) deploys no pipeline upgrade too: one change a run")
         if self.volume is not None and self.rows is not None:
             raise ValueError("give either rows (per round and partition) or volume (rows in all), not both")
         inner = inner_master(self.master)
@@ -234,6 +248,8 @@ class RunSpec:
             parts += ["--upgrade-to", self.upgrade_to]
         if self.deploy is not None:
             parts += ["--deploy", self._replayed_deploy()]
+        if self.old_pyspark is not None:
+            parts += ["--old-pyspark", self.old_pyspark, "--old-rounds", str(self.old_rounds)]
         if self.master != DEFAULT_MASTER:
             parts += ["--master", self.master]
         if self.census:

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from harness.inspector.checkpoint import read_batches
-from scenarios.admission import Offsets, offsets_from_json
+from harness.verdict.check import batch_spans
+from scenarios.admission import Offsets
 from scenarios.base import OracleContext, Scenario
 from scenarios.presets import EVENT_TIME, STATEFUL_FILE_SINK
 
@@ -80,13 +81,25 @@ def window_aggregate(
 
 
 def last_batch_start(checkpoint: str) -> Offsets | None:
-    """Start offsets (per source partition) of the newest committed batch in the
-    offset log; ``None`` without one."""
+    """Start offsets (per source partition) of the newest committed batch; ``None`` without one. Rows below
+    them were read by earlier batches. Spark's file source over the harness's files logs file names, not
+    offsets: its batch starts where its first file does, and a partition with no file in that batch starts
+    past everything earlier batches read of it (:func:`harness.verdict.check.batch_spans`)."""
     committed = [r for r in read_batches(checkpoint) if r.commit is not None and r.offsets is not None]
     if not committed:
         return None
-    start = committed[-1].start[0] if committed[-1].start else None
-    return offsets_from_json(start or {})
+    spans = [s for s in batch_spans(checkpoint) if s.committed]
+    if not spans or spans[-1].batch_id != committed[-1].batch_id:  # the newest batch read nothing new
+        ends: Offsets = {}
+        for span in spans:
+            ends.update({p: max(ends.get(p, 0), e) for p, e in span.end.items()})
+        return ends
+    start: Offsets = dict(spans[-1].start)
+    for span in spans[:-1]:
+        for p, e in span.end.items():
+            if p not in spans[-1].start:
+                start[p] = max(start.get(p, 0), e)
+    return start
 
 
 def closed_windows(batch_input: DataFrame, ctx: OracleContext) -> DataFrame:

@@ -67,6 +67,7 @@ def test_the_stateful_scenarios_are_marked() -> None:
         "dedup_stream",
         "dedup_within_watermark",
         "delta_sink_complete",
+        "file_source_agg",
         "stream_stream_join",
         "tws_sessions",
         "tws_sessions_side_store",
