@@ -10,6 +10,7 @@ written to the checkpoint and no new data is processed (:mod:`harness.upgrade.pr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import sys
@@ -35,6 +36,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="DIR",
         help="keep the checkpoint copies and probe.json here (default: a temporary directory, removed)",
+    )
+    p.add_argument(
+        "--sink-path",
+        default=None,
+        metavar="DIR",
+        help="the file sink's output directory the new version writes (a scenario's own sink names it): checked "
+        "against the checkpoint's committed batches",
     )
     p.add_argument("--master", default="local[2]", help="Spark master of the probe (default local[2])")
     p.add_argument(
@@ -97,10 +105,10 @@ def _check(args: argparse.Namespace, checkpoint: Path, work: Path) -> int:
     from harness.spark.session import build_session
     from harness.upgrade.decide import RESTORED_CONFS, decide
     from harness.upgrade.pipeline import PipelineError, load_pipeline
-    from harness.upgrade.probe import OUTPUT_MODES, ProbeError, probe
+    from harness.upgrade.probe import OUTPUT_MODES, ProbeError, file_sink_facts, probe
 
     try:
-        pipeline = load_pipeline(args.new, checkpoint, work)
+        pipeline = load_pipeline(args.new, checkpoint, work, args.sink_path)
     except PipelineError as exc:
         return fail(str(exc))
     print(f"upgrade-check: probing {pipeline.name} on copies of {checkpoint} in {work}", file=sys.stderr)
@@ -108,6 +116,7 @@ def _check(args: argparse.Namespace, checkpoint: Path, work: Path) -> int:
     spark = build_session("harness-upgrade-check", args.master)
     try:
         found = probe(spark, checkpoint, pipeline.stream, work, list(RESTORED_CONFS), pipeline.confs, modes)
+        found = dataclasses.replace(found, sink=file_sink_facts(pipeline.sink_path, spark))
     except (ProbeError, CheckpointError, OSError) as exc:
         return fail(str(exc))
     finally:

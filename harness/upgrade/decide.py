@@ -8,7 +8,9 @@ Answers, with exit codes:
   no row explains is said so: the source may no longer hold the batch's data), or resumed a change the guide
   forbids and the check sees: a state value's fields renamed at the same types (Spark compares types only, so
   ``max`` resumes on a ``sum``'s buffer), a state schema of another shape (the schema check off), or a store the
-  old query wrote that the new one no longer does.
+  old query wrote that the new one no longer does, or a file sink whose log lacks the checkpoint's committed
+  batches (a moved output directory: its log would start past batch 0, and every read of it fails), or a Kafka
+  source subscribed to other topics than the checkpoint's offsets are of.
 - ``risk`` (2): resumable, with a documented risk the checkpoint cannot rule out: a stream-stream join (the guide:
   changes in the join condition are ill-defined), a conf the new version sets that the checkpoint overrides, or
   state key fields renamed at the same types (a renamed column, which the guide allows, or a changed key).
@@ -22,13 +24,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.inspector import batch_ids, read_offsets
 from harness.inspector.state_schema import evolving_operators, read_state_schemas, same_but_names
-from harness.upgrade.probe import Probe
+from harness.upgrade.probe import Probe, offset_log_v2
 from harness.verdict.guide import GuideRow, row
 from harness.verdict.refusals import error_class, refusal_rule
 
@@ -91,7 +94,7 @@ def decide(checkpoint: str | os.PathLike[str], probe: Probe) -> Answer:
     if not probe.accepted and probe.not_started:
         first = message.splitlines()[0] if message else ""
         return Answer("no-answer", probe.batch, [Finding("no-answer", None, f"the new query did not start: {first}")])
-    if not probe.accepted and message.strip().endswith("None.get") and _offset_log_v2(checkpoint):
+    if not probe.accepted and message.strip().endswith("None.get") and offset_log_v2(Path(checkpoint)):
         detail = (
             "Spark cannot restart a query with source evolution (offset log v2) over a pending batch, upgrade or "
             "not (4.2.0: None.get in OfflineStateRepartitionUtils.isRepartitionBatch); the probe needs that restart"
@@ -109,16 +112,19 @@ def decide(checkpoint: str | os.PathLike[str], probe: Probe) -> Answer:
     if probe.schema_error:
         detail = f"Spark resumed it, but writing the new state schemas failed: {probe.schema_error}"
         return Answer("no-answer", probe.batch, [Finding("no-answer", None, detail)])
-    findings = _schema_findings(checkpoint, probe) + _risks(checkpoint, probe)
+    findings = _risks(checkpoint, probe) + _sink_findings(checkpoint, probe) + _topic_findings(checkpoint, probe)
+    if not probe.after_batch:
+        findings = _schema_findings(checkpoint, probe) + findings
+    elif read_state_schemas(checkpoint):
+        detail = (
+            "Spark's start-up checks passed, but the state schemas were not compared: the probe restarted after "
+            "the newest batch, as Spark 4.2.0 cannot replay a pending batch of a query with source evolution"
+        )
+        findings.insert(0, Finding("risk", row("source-named"), detail))
     kinds = {f.kind for f in findings}
     return Answer(
         "refused" if "changed" in kinds else "risk" if "risk" in kinds else "resumable", probe.batch, findings
     )
-
-
-def _offset_log_v2(checkpoint: str | os.PathLike[str]) -> bool:
-    newest = batch_ids(Path(checkpoint) / "offsets")[-1]
-    return (Path(checkpoint) / "offsets" / str(newest)).read_text().startswith("v2")
 
 
 def _schema_findings(checkpoint: str | os.PathLike[str], probe: Probe) -> list[Finding]:
@@ -161,4 +167,72 @@ def _risks(checkpoint: str | os.PathLike[str], probe: Probe) -> list[Finding]:
         if wanted is not None and key in logged and logged[key] != wanted:
             detail = f"{key}={wanted} is ignored: the checkpoint restores {logged[key]}"
             out.append(Finding("risk", row(rule), detail))
+    return out
+
+
+def _sink_findings(checkpoint: str | os.PathLike[str], probe: Probe) -> list[Finding]:
+    """A file sink resumes at the checkpoint's next batch and skips batches its own log already has
+    (``FileStreamSink.addBatch``); readers list the directory through that log from batch 0
+    (``MetadataLogFileIndex``). A log that lacks the committed batches (a new or another directory) therefore
+    never gets them, and one that starts past batch 0 cannot be read at all."""
+    if probe.sink is None:
+        return []
+    committed = batch_ids(Path(checkpoint) / "commits")
+    if not committed:
+        return []
+    path, latest, last = probe.sink["path"], probe.sink.get("latest"), committed[-1]
+    if latest is None:
+        detail = (
+            f"the new version's file sink writes to {path}, which holds no sink log (_spark_metadata), but the "
+            f"checkpoint committed batches up to {last}: their output stays in the old directory, the new log would "
+            f"start at batch {last + 1}, and every batch read of {path} then fails (_spark_metadata/0 missing). "
+            "Keep the old path, or start the new one with a new checkpoint"
+        )
+    elif latest < last:
+        detail = (
+            f"the new version's file sink writes to {path}, whose log ends at batch {latest}, but the checkpoint "
+            f"committed batches up to {last}: batches {latest + 1}..{last} will never be in it"
+        )
+    else:
+        return []
+    return [Finding("changed", row("sink-file-path"), detail)]
+
+
+_KAFKA = re.compile(r"^KafkaV2\[(Subscribe|SubscribePattern|Assign)\[(.*)\]\]$")
+
+
+def _kafka_topics(description: str) -> tuple[str, str] | None:
+    """``(strategy, argument)`` of a Kafka source's progress description; ``None`` for another source."""
+    m = _KAFKA.match(description.strip())
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _topic_findings(checkpoint: str | os.PathLike[str], probe: Probe) -> list[Finding]:
+    """The pending batch replays the offsets the log names, so a Kafka source subscribed to other topics passes
+    the probe; the next batch then finds the logged topics' partitions gone (``failOnDataLoss`` fails the
+    query, measured) and reads the new topics from their earliest offsets. Compared here: the topics of the new
+    query's subscription (its progress description) with those of the newest logged offsets."""
+    logged = read_offsets(checkpoint, batch_ids(Path(checkpoint) / "offsets")[-1]).sources
+    out = []
+    for i, description in enumerate(probe.sources):
+        parsed = _kafka_topics(description)
+        offsets = logged[i] if i < len(logged) else None
+        if parsed is None or not isinstance(offsets, dict):
+            continue
+        strategy, arg = parsed
+        old = set(offsets)
+        if strategy == "Subscribe":
+            new = {t.strip() for t in arg.split(",") if t.strip()}
+        elif strategy == "Assign":
+            new = {t.strip().rsplit("-", 1)[0] for t in arg.strip("[]").split(",") if t.strip()}
+        else:
+            new = {t for t in old if re.fullmatch(arg, t)}
+        if new != old:
+            detail = (
+                f"source {i} now reads {strategy.lower()} {arg}, the checkpoint's offsets are of topic(s) "
+                f"{', '.join(sorted(old))}: the next batch finds {', '.join(sorted(old - new)) or 'them'} gone "
+                "(failOnDataLoss fails the query; without it their data is skipped) and reads "
+                f"{', '.join(sorted(new - old)) or 'the rest'} from the earliest offsets"
+            )
+            out.append(Finding("changed", row("source-subscribed-topics"), detail))
     return out

@@ -25,15 +25,18 @@ class PipelineError(ValueError):
 
 @dataclass(frozen=True)
 class NewPipeline:
-    """``stream`` builds the new version's query; ``confs`` are the confs it sets explicitly; ``name`` for reports."""
+    """``stream`` builds the new version's query; ``confs`` are the confs it sets explicitly; ``name`` for reports;
+    ``sink_path``: the directory of the file sink it writes (``None``: no file sink, or not known)."""
 
     name: str
     stream: StreamFn
     confs: dict[str, str]
+    sink_path: str | None = None
 
 
-def load_pipeline(ref: str, checkpoint: Path, work: Path) -> NewPipeline:
-    """The pipeline ``ref`` names, wired to ``checkpoint``'s input (see the module docstring)."""
+def load_pipeline(ref: str, checkpoint: Path, work: Path, sink_path: str | None = None) -> NewPipeline:
+    """The pipeline ``ref`` names, wired to ``checkpoint``'s input (see the module docstring). ``sink_path``: the
+    file sink's directory production's writer uses (a scenario's own sink says it itself)."""
     from harness.sources.loading import LoadError, load
     from scenarios import Scenario, get_scenario
 
@@ -49,9 +52,10 @@ def load_pipeline(ref: str, checkpoint: Path, work: Path) -> NewPipeline:
         except LoadError as exc:
             raise PipelineError(str(exc)) from None
     if isinstance(obj, Scenario):
-        return NewPipeline(obj.name, _scenario_stream(obj, checkpoint, work), dict(obj.confs))
+        stream = _scenario_stream(obj, checkpoint, work)
+        return NewPipeline(obj.name, stream, dict(obj.confs), sink_path or _file_sink_path(obj, checkpoint, work))
     if callable(obj):
-        return NewPipeline(ref, lambda spark, _copy: obj(spark), {})
+        return NewPipeline(ref, lambda spark, _copy: obj(spark), {}, sink_path)
     raise PipelineError(
         f"{ref} is a {type(obj).__name__}: give a Scenario or a function (spark) -> streaming DataFrame"
     )
@@ -89,3 +93,48 @@ def _scenario_stream(scenario: Any, checkpoint: Path, work: Path) -> StreamFn:
         return frame
 
     return stream
+
+
+#: Formats of Spark's file sink (``FileStreamSink``: a ``_spark_metadata`` log in the output directory).
+FILE_SINK_FORMATS = frozenset({"parquet", "json", "csv", "orc", "text"})
+
+
+class _WriterRecorder:
+    """Stands in for a ``DataStreamWriter`` while a scenario's ``attach_sink`` configures it: records the format
+    and options, accepts every other call."""
+
+    def __init__(self) -> None:
+        self.fmt: str | None = None
+        self.opts: dict[str, str] = {}
+
+    def format(self, source: str) -> _WriterRecorder:
+        self.fmt = source
+        return self
+
+    def option(self, key: str, value: object) -> _WriterRecorder:
+        self.opts[key] = str(value)
+        return self
+
+    def options(self, **options: object) -> _WriterRecorder:
+        self.opts.update({k: str(v) for k, v in options.items()})
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+
+def _file_sink_path(scenario: Any, checkpoint: Path, work: Path) -> str | None:
+    """The output directory of ``scenario``'s sink in the run directory ``checkpoint`` lies in, when it is
+    Spark's file sink; ``None`` for any other sink (or one whose set-up needs more than a writer)."""
+    from fault_injectors.crash import FaultSite
+    from scenarios.base import SinkContext
+
+    run_dir = checkpoint.resolve().parent
+    ctx = SinkContext(str(run_dir / "output"), str(checkpoint), FaultSite(work / "faults", checkpoint), {})
+    recorder = _WriterRecorder()
+    try:
+        scenario.attach_sink(recorder, ctx)
+    except Exception:  # a sink that needs a real writer or a resource: no file sink the check can name
+        return None
+    path = recorder.opts.get("path")
+    return path if (recorder.fmt or "").lower() in FILE_SINK_FORMATS and path else None

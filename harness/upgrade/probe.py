@@ -53,6 +53,15 @@ class Probe:
     not_started: bool = False
     #: Pass 2 (the new schemas) failed after pass 1 accepted: its error; the schemas are then unknown.
     schema_error: str | None = None
+    #: The file sink the new version writes, when known: ``{"path": ..., "latest": N}``, ``latest`` the newest
+    #: batch of its log (``_spark_metadata``), ``None`` when the directory holds no log. ``None``: not known.
+    sink: dict[str, Any] | None = None
+    #: How Spark describes each source of the new query in its progress (``KafkaV2[Subscribe[topic]]``): what
+    #: it would read next, to compare with the sources the checkpoint's offsets are of.
+    sources: list[str] = field(default_factory=list)
+    #: The probe could not replay the pending batch (Spark 4.2.0 cannot, in a query with source evolution) and
+    #: restarted after it instead: Spark's start-up checks ran; the next batch ran only if new data had come.
+    after_batch: bool = False
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
@@ -60,6 +69,36 @@ class Probe:
     @classmethod
     def load(cls, path: Path) -> Probe:
         return cls(**json.loads(path.read_text()))
+
+
+def file_sink_facts(path: str | None, spark: SparkSession | None = None) -> dict[str, Any] | None:
+    """:attr:`Probe.sink` for a file sink writing to ``path``; ``None`` without one. A local path (or ``file:``
+    URI) is listed directly; another scheme (``s3a://``, ``abfss://``, ``hdfs://``) through ``spark``'s Hadoop
+    file system, which needs that scheme's connector on the session's class path (``OSError`` otherwise)."""
+    if path is None:
+        return None
+    scheme = path.split("://", 1)[0] if "://" in path else "file"
+    if scheme == "file":
+        local = Path(path.removeprefix("file://").removeprefix("file:"))
+        logged = batch_ids(local / "_spark_metadata")
+    else:
+        logged = _remote_batch_ids(path.rstrip("/") + "/_spark_metadata", spark)
+    return {"path": path, "latest": logged[-1] if logged else None}
+
+
+def _remote_batch_ids(log_dir: str, spark: SparkSession | None) -> list[int]:
+    if spark is None:
+        raise OSError(f"{log_dir}: a remote sink path is read through Spark, and no session was given")
+    try:
+        jvm = spark.sparkContext._jvm
+        hadoop_path = jvm.org.apache.hadoop.fs.Path(log_dir)  # type: ignore[union-attr]
+        fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        names = [s.getPath().getName() for s in fs.listStatus(hadoop_path)] if fs.exists(hadoop_path) else []
+    except Exception as exc:  # py4j: a missing connector or credentials, in one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise OSError(f"cannot list the sink log {log_dir}: {first}") from None
+    stems = (n.removesuffix(".compact") for n in names)
+    return sorted(int(n) for n in stems if n.isascii() and n.isdigit())
 
 
 def pending_batch(checkpoint: Path) -> tuple[int, bool]:
@@ -84,24 +123,38 @@ def _copy(checkpoint: Path, dest: Path, batch: int, uncommit: bool, schemas: boo
     return dest
 
 
+def offset_log_v2(checkpoint: Path) -> bool:
+    """Whether the checkpoint's newest offset log entry is version 2 (source evolution: offsets keyed by name)."""
+    newest = batch_ids(checkpoint / "offsets")[-1]
+    return (checkpoint / "offsets" / str(newest)).read_text().startswith("v2")
+
+
+def _cannot_replay(message: str, copy: Path) -> bool:
+    return message.strip().endswith("None.get") and offset_log_v2(copy)
+
+
 #: Output modes a probe tries, in order: the first the new query's plan allows (noop takes all three).
 OUTPUT_MODES = ("append", "update", "complete")
 
 
-def _replay(spark: SparkSession, stream: StreamFn, copy: Path, modes: tuple[str, ...]) -> tuple[str | None, bool]:
+def _replay(
+    spark: SparkSession, stream: StreamFn, copy: Path, modes: tuple[str, ...], seen: list[str] | None = None
+) -> tuple[str | None, bool]:
     """Run the new query once on ``copy`` into ``noop``: ``(Spark's error message or None when it committed,
     whether the query never started)``. The output mode is the first of ``modes`` the query starts in (an
     aggregation without a watermark cannot append, a sort needs complete), as production's writer must use one
     its query starts in; the restart checks run once it has started."""
     message: str | None = None
     for mode in modes:
-        message, started = _replay_in(spark, stream, copy, mode)
+        message, started = _replay_in(spark, stream, copy, mode, seen)
         if started:
             return message, False
     return message, True
 
 
-def _replay_in(spark: SparkSession, stream: StreamFn, copy: Path, mode: str) -> tuple[str | None, bool]:
+def _replay_in(
+    spark: SparkSession, stream: StreamFn, copy: Path, mode: str, seen: list[str] | None = None
+) -> tuple[str | None, bool]:
     from pyspark.errors import PySparkException
 
     try:
@@ -124,6 +177,8 @@ def _replay_in(spark: SparkSession, stream: StreamFn, copy: Path, mode: str) -> 
     except PySparkException:
         pass  # the restart's failure: query.exception() has it
     error = query.exception()
+    if seen is not None and query.lastProgress:  # the sources' descriptions (the next batch's subscription)
+        seen[:] = [str(src.get("description", "")) for src in query.lastProgress.get("sources", [])]
     return (None if error is None else str(error).split("\n=== Streaming Query ===")[0]), True
 
 
@@ -141,16 +196,25 @@ def probe(
     batch, uncommit = pending_batch(checkpoint)
     first = _copy(checkpoint, work / "pass-1", batch, uncommit, schemas=True)
     before = {k: spark.conf.get(k, None) for k in conf_keys}
-    message, not_started = _replay(spark, stream, first, modes)
+    described: list[str] = []
+    message, not_started = _replay(spark, stream, first, modes, described)
+    after = False
+    if message is not None and _cannot_replay(message, first) and uncommit:
+        # Spark 4.2.0 cannot restart a source-evolution query over a pending batch (None.get in
+        # OfflineStateRepartitionUtils.isRepartitionBatch), upgrade or not: restart after the batch instead.
+        first, after = _copy(checkpoint, work / "pass-1", batch, False, schemas=True), True
+        message, not_started = _replay(spark, stream, first, modes, described)
     confs = {k: v for k, v in asked.items() if k in conf_keys}
     confs |= {k: v for k in conf_keys if (v := spark.conf.get(k, None)) is not None and v != before[k]}
     if message is None and batch not in batch_ids(first / "commits"):
         message = f"the new query stopped without committing batch {batch} (nothing was checked)"
     if message is not None:
-        return Probe(batch, False, message, confs=confs, not_started=not_started)
+        return Probe(batch, False, message, confs=confs, not_started=not_started, after_batch=after)
+    if after:  # pass 2 would need the same replay: the new schemas stay unknown (a stateless query has none)
+        return Probe(batch, True, None, {}, confs, after_batch=True, sources=described)
     second = _copy(checkpoint, work / "pass-2", batch, uncommit, schemas=False)
     again, _ = _replay(spark, stream, second, modes)
     if again is not None:
         return Probe(batch, True, None, {}, confs, schema_error=again.splitlines()[0])
     schemas = {s.where: {"key": s.key, "value": s.value} for s in read_state_schemas(second)}
-    return Probe(batch, True, None, schemas, confs)
+    return Probe(batch, True, None, schemas, confs, sources=described)

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from fault_injectors.nemesis import NemesisError
 from scenarios.kafka.offsets import committed_window
-from scenarios.kafka.resource import run_topic
 from scenarios.sources import SourceDamage
 from scenarios.tap import add_partitions as add_tap_partitions
 from scenarios.tap import read_tap
@@ -37,6 +36,8 @@ class KafkaTopic(Protocol):
     def options(self) -> tuple[tuple[str, str], ...]: ...
 
     def publish(self, run: SourceRun) -> dict[int, int]: ...
+
+    def where(self, run: SourceRun) -> tuple[str, str]: ...
 
 
 AGE_OUT = "age_out_records"
@@ -69,7 +70,7 @@ def age_out(spec: KafkaTopic, run: SourceRun) -> SourceDamage:
     """``age_out_records`` (module docstring)."""
     from scenarios.kafka import client
 
-    bootstrap, topic = run_topic(run)
+    bootstrap, topic = spec.where(run)
     unread = unread_from(spec, run, topic)
     spec.publish(run)
     ends = client.end_offsets(bootstrap, topic)
@@ -95,7 +96,7 @@ def add_partition(spec: KafkaTopic, run: SourceRun) -> SourceDamage:
     """``add_partitions`` (module docstring)."""
     from scenarios.kafka import client
 
-    bootstrap, topic = run_topic(run)
+    bootstrap, topic = spec.where(run)
     unread = unread_from(spec, run, topic)
     tap = read_tap(run.tap)
     new = max(tap) + 1 if tap else 0

@@ -84,6 +84,9 @@ class KafkaTopic:
     key: str | None = None
     headers: bool = False
     raw: bool = False
+    #: Appended to the run's topic name: a query subscribed to another topic of the same records (the upgrade
+    #: pair that changes the subscribed topic).
+    topic_suffix: str = ""
     limits_batches: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
@@ -185,12 +188,17 @@ class KafkaTopic:
             headers = (("partition", str(partition).encode()), ("offset", str(row[1]).encode())) if self.headers else ()
             yield Record(partition, value, key, headers)
 
+    def where(self, run: SourceRun) -> tuple[str, str]:
+        """The run's broker and the topic this source reads (the run's topic, with :attr:`topic_suffix`)."""
+        bootstrap, topic = run_topic(run)
+        return bootstrap, topic + self.topic_suffix
+
     def publish(self, run: SourceRun) -> dict[int, int]:
         """Create the topic if needed (grow it to the tap's partitions) and produce what the tap has available
         and the topic lacks; returns the number of records produced per partition."""
         from scenarios.kafka import client
 
-        bootstrap, topic = run_topic(run)
+        bootstrap, topic = self.where(run)
         available = read_tap(run.tap)
         if not client.topic_exists(bootstrap, topic):
             client.create_topic(bootstrap, topic, max(len(available), run.config.partitions))
@@ -211,7 +219,7 @@ class KafkaTopic:
 
     # -- reading -------------------------------------------------------------------------------------
     def _reader_options(self, run: SourceRun) -> dict[str, str]:
-        bootstrap, topic = run_topic(run)
+        bootstrap, topic = self.where(run)
         opts = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest"}
         if self.headers:
             opts["includeHeaders"] = "true"
@@ -233,7 +241,7 @@ class KafkaTopic:
         tap where the broker deleted them (module docstring)."""
         from scenarios.kafka import client
 
-        bootstrap, topic = run_topic(run)
+        bootstrap, topic = self.where(run)
         log_start = client.start_offsets(bootstrap, topic)
         ranges = oracle_ranges(run.checkpoint, topic, log_start)
         fetched = list(client.read_range(bootstrap, topic, ranges) if ranges else [])

@@ -8,6 +8,8 @@ Stateless (map/filter of the replayable source):
 - ``file_source_json``: Spark's JSON file source instead of the replayable one, parquet file sink. Correct.
 - ``file_source_agg``: the windowed aggregation over Spark's JSON file source (``DEDUP``, ``JOIN``: dedup and
   join twins), the pipelines an older PySpark writes in a Spark upgrade run. Correct.
+- ``pandas_state_first_seen``: ``applyInPandasWithState`` flagging each key's first row, its state a row count.
+  Correct.
 - ``kafka_file_sink``: Spark's Kafka source over a topic of a real broker, parquet file sink. Correct.
 - ``kafka_sink``: Spark's Kafka sink, read back ``read_committed``. At-least-once, as documented: duplicates.
 - ``foreachbatch_sqlite_upsert``: ``foreachBatch`` insert into SQLite with a batch-id ledger. Correct.

@@ -68,6 +68,7 @@ def test_the_stateful_scenarios_are_marked() -> None:
         "dedup_within_watermark",
         "delta_sink_complete",
         "file_source_agg",
+        "pandas_state_first_seen",
         "stream_stream_join",
         "tws_sessions",
         "tws_sessions_side_store",

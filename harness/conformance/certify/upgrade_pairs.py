@@ -10,7 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from scenarios.library import agg_watermark_append, dedup_stream, file_sink_stateless, stream_stream_join, tws_sessions
+from scenarios.base import read_parquet_output
+from scenarios.kafka.resource import kafka_resource
+from scenarios.kafka.source import KafkaTopic
+from scenarios.library import (
+    agg_watermark_append,
+    dedup_stream,
+    file_sink_stateless,
+    kafka_file_sink,
+    kafka_sink,
+    pandas_state_first_seen,
+    stream_stream_join,
+    tws_sessions,
+)
 from scenarios.library.dedup_stream import DEDUP_KEY, with_dedup_columns
 from scenarios.library.stream_stream_join import CONDITION, PAIR, side
 from scenarios.sources import Replayable
@@ -127,6 +139,30 @@ V1_SINK_PATH = _v1(STATELESS, "sink_path")
 V2_SINK_PATH = replace(STATELESS, name="upgrade_v2_sink_path", attach_sink=_moved, read_output=_both_paths)
 
 
+def _files_and_topic(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
+    """What a reader sees after a sink kind change: the file sink's directory (through its log) and the Kafka
+    sink's topic (``read_committed``), the same rows (``kafka_sink`` writes ``file_sink_stateless``'s rows)."""
+    return read_parquet_output(spark, ctx, schema).unionByName(kafka_sink.read_output(spark, ctx, schema))
+
+
+#: File sink to Kafka sink (the guide: allowed, Kafka sees only the new data); the run has a broker from the start.
+V1_SINK_KIND = _v1(replace(STATELESS, resource=kafka_resource), "sink_kind")
+V2_SINK_KIND = replace(
+    kafka_sink.SCENARIO, name="upgrade_v2_sink_kind", guarantee=STATELESS.guarantee, read_output=_files_and_topic
+)
+#: And back: Kafka sink to file sink (the guide: not allowed).
+V1_SINK_KIND_BACK = replace(
+    kafka_sink.SCENARIO, name="upgrade_v1_sink_kind_back", upgrade_to=f"{HERE}:V2_SINK_KIND_BACK"
+)
+V2_SINK_KIND_BACK = replace(
+    STATELESS, name="upgrade_v2_sink_kind_back", resource=kafka_resource, read_output=_files_and_topic
+)
+#: Another subscribed topic (the guide: not allowed, unpredictable): version 2 subscribes to a second topic the
+#: harness fills with the same records.
+V1_TOPIC = _v1(kafka_file_sink.SCENARIO, "topic")
+V2_TOPIC = replace(kafka_file_sink.SCENARIO, name="upgrade_v2_topic", source=KafkaTopic(topic_suffix="-renamed"))
+
+
 # -- stateful operators -----------------------------------------------------------------------------------------
 def _dedup_fewer_columns(df: DataFrame) -> DataFrame:
     """``dedup_stream`` deduplicating on ``key`` and ``slot`` only."""
@@ -188,3 +224,13 @@ V2_TWS = replace(
 )
 V1_TWS_AVRO = _v1(replace(TWS, confs={**TWS.confs, **AVRO}), "tws_avro")
 V2_TWS_AVRO = replace(V2_TWS, name="upgrade_v2_tws_avro", confs={**TWS.confs, **AVRO})
+
+
+# -- applyInPandasWithState ([flat]mapGroupsWithState): state schema, timeout type, the function -------------------
+PANDAS = pandas_state_first_seen.SCENARIO
+V1_FMGWS_SCHEMA = _v1(PANDAS, "fmgws_schema")
+V2_FMGWS_SCHEMA = pandas_state_first_seen.V2_STATE_SCHEMA
+V1_FMGWS_TIMEOUT = _v1(PANDAS, "fmgws_timeout")
+V2_FMGWS_TIMEOUT = pandas_state_first_seen.V2_TIMEOUT
+V1_FMGWS_FUNCTION = _v1(PANDAS, "fmgws_function")
+V2_FMGWS_FUNCTION = pandas_state_first_seen.V2_FUNCTION

@@ -19,6 +19,7 @@ change the guide forbids, or refused or broke one it allows), ``ill-defined`` (t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -35,6 +36,8 @@ from harness.verdict.guide import ALLOWED, CONDITIONAL, NOT_ALLOWED, row
 P = "harness.conformance.certify.upgrade_pairs"
 #: The verdict of an upgrade run whose query resumed and whose output could not be read back afterwards.
 UNREADABLE = "output-unreadable"
+#: The verdict of an upgrade run whose new version ran (a replayed batch committed) and then failed loudly.
+FAILED_LATER = "failed-after-deploy"
 GUIDE = "Structured Streaming Programming Guide > Recovery Semantics after Changes in a Streaming Query"
 #: A verdict of the upgrade run -> the answers of ``upgrade-check`` that agree with it.
 CHECK_AGREES = {
@@ -42,6 +45,7 @@ CHECK_AGREES = {
     "upgrade-refused": {"refused"},
     "violated": {"refused", "risk"},
     UNREADABLE: {"refused", "risk"},
+    FAILED_LATER: {"refused", "risk"},
 }
 KILLS = ("after_offsets_logged:3", "after_commit_logged:5")
 
@@ -63,6 +67,8 @@ class UpgradeRow:
     #: No kill at all: version 1 reads Spark's ``rate`` source beside the replayable one, whose offsets move with
     #: the clock, so batch ids cannot be predicted and a kill planned at one may never come.
     unkilled: bool = False
+    #: The upgrade run's kills: the first is the deploy's moment (``after-fault:x1``), unless ``graceful``.
+    kills: tuple[str, ...] = KILLS
 
 
 UPGRADE_ROWS: tuple[UpgradeRow, ...] = (
@@ -75,6 +81,10 @@ UPGRADE_ROWS: tuple[UpgradeRow, ...] = (
     UpgradeRow("upgrade:named-source-removed", "source-named", f"{P}:V1_NAMED_TWO", graceful=True, unkilled=True),
     UpgradeRow("upgrade:rate-limit", "source-rate-limit", f"{P}:V1_RATE"),
     UpgradeRow("upgrade:sink-path", "sink-file-path", f"{P}:V1_SINK_PATH"),
+    UpgradeRow("upgrade:sink-file-to-kafka", "sink-file-to-kafka", f"{P}:V1_SINK_KIND"),
+    UpgradeRow("upgrade:sink-kafka-to-file", "sink-kafka-to-file", f"{P}:V1_SINK_KIND_BACK"),
+    # Spark's Kafka source runs one batch a round: the deploy after a kill at offsets/1 (round 2 of 3).
+    UpgradeRow("upgrade:topic", "source-subscribed-topics", f"{P}:V1_TOPIC", kills=("after_offsets_logged:1",)),
     UpgradeRow("upgrade:agg-keys", "agg-keys", "upgrade_agg_key"),
     UpgradeRow("upgrade:agg-functions", "agg-functions", "upgrade_agg_function"),
     UpgradeRow("upgrade:dedup-columns", "dedup-columns", f"{P}:V1_DEDUP"),
@@ -83,6 +93,9 @@ UPGRADE_ROWS: tuple[UpgradeRow, ...] = (
     UpgradeRow("upgrade:shuffle-partitions", "conf-shuffle-partitions", f"{P}:V1_PARTITIONS"),
     UpgradeRow("upgrade:tws-schema-avro", "tws-value-schema-evolution", f"{P}:V1_TWS_AVRO"),
     UpgradeRow("upgrade:tws-schema", "tws-value-schema-evolution", f"{P}:V1_TWS", unless=NOT_ALLOWED),
+    UpgradeRow("upgrade:fmgws-schema", "fmgws-schema", f"{P}:V1_FMGWS_SCHEMA"),
+    UpgradeRow("upgrade:fmgws-timeout", "fmgws-timeout", f"{P}:V1_FMGWS_TIMEOUT"),
+    UpgradeRow("upgrade:fmgws-function", "fmgws-function", f"{P}:V1_FMGWS_FUNCTION"),
 )
 UPGRADE_KEYS = tuple(r.key for r in UPGRADE_ROWS)
 
@@ -93,6 +106,8 @@ def upgrade_status(category: str, verdict: str) -> str:
         return "not measured"
     if verdict == UNREADABLE:
         return "differs"  # Spark resumed, and the output is broken: whatever the guide says, it did not refuse
+    if verdict == FAILED_LATER:  # Spark stopped the new version loudly, a batch late: nothing silently wrong
+        return "agrees" if category == NOT_ALLOWED else "differs"
     if category in (ALLOWED, CONDITIONAL):
         return "agrees" if verdict == "exactly-once" else "differs"
     if category == NOT_ALLOWED:
@@ -104,6 +119,12 @@ def verdict_of(doc: dict[str, Any]) -> str:
     """The run's verdict, or :data:`UNREADABLE` when every query ran and reading the output back failed."""
     if doc["verdict"] == "unknown" and str(doc.get("error") or "").startswith("'check' failed"):
         return UNREADABLE
+    if (
+        doc["verdict"] == "unknown"
+        and doc.get("query_failed")
+        and any(k["point"] == "deploy" for k in doc["kills_fired"])
+    ):
+        return FAILED_LATER
     return str(doc["verdict"])
 
 
@@ -127,6 +148,9 @@ def _measured(doc: dict[str, Any]) -> str:
         return f"failed at restart, no error class: {said[:80]}"
     if verdict == UNREADABLE:
         return f"resumed; the output cannot be read: {_reason(str(doc['error']))[:160]}"
+    if verdict == FAILED_LATER:
+        said = str(doc["error"]).split("terminated with exception: ")[-1].splitlines()[0]
+        return f"replayed the pending batch, then failed: {said[:120]}"
     if verdict == "violated":
         return "resumed, wrong: " + ", ".join(f"{n} {k}" for k, n in sorted(doc["anomaly_counts"].items()))
     return "no verdict"
@@ -195,7 +219,7 @@ def measure_upgrade(
     base = work / r.key.replace(":", "-")
     alone = run_spec(RunSpec(r.scenario, seed, kills=0, rounds=2), base / "v1", echo=lambda m: None, pool=pool)
     answer = _upgrade_check(base / "v1" / "checkpoint", v1.upgrade_to, base / "check")
-    kills = () if r.unkilled else KILLS[1:] if r.graceful else KILLS
+    kills = () if r.unkilled else r.kills[1:] if r.graceful else r.kills
     faults = tuple(dataclasses.replace(parse_kill_argument(k), id=f"x{i + 1}") for i, k in enumerate(kills))
     deploy = "after-round:2" if r.graceful else "after-fault:x1"
     spec = RunSpec(r.scenario, seed, kills=0, rounds=3, extra_faults=faults, upgrade_to=v1.upgrade_to, deploy=deploy)
@@ -229,12 +253,14 @@ def measure_upgrade(
 
 
 def save_fixture(dest: Path, base: Path, r: UpgradeRow, verdict: str) -> None:
-    """The files ``upgrade-check``'s decision reads (offset log head, state metadata and schemas), its probe,
-    and the measured verdict: a unit test re-makes the answer from them without Spark."""
+    """The files ``upgrade-check``'s decision reads (offset log head, commit log head, state metadata and
+    schemas), its probe, and the measured verdict: a unit test re-makes the answer from them without Spark."""
     src = base / "v1" / "checkpoint"
     shutil.rmtree(dest, ignore_errors=True)
     newest = max(int(p.name) for p in (src / "offsets").iterdir() if p.name.isdigit())
+    committed = [int(p.name) for p in (src / "commits").iterdir() if p.name.isdigit()]
     keep = [src / "metadata", src / "offsets" / str(newest)]
+    keep += [src / "commits" / str(max(committed))] if committed else []
     keep += sorted((src / "state").glob("*/_metadata/metadata")) + sorted((src / "state").glob("*/**/_metadata/schema"))
     for path in keep:
         target = dest / "checkpoint" / path.relative_to(src)
@@ -254,6 +280,21 @@ def run_upgrades(
     rows = [r for r in UPGRADE_ROWS if only is None or r.key in only]
     pool = DriverPool(work / "drivers", DEFAULT_MASTER, {}, standby=True)
     try:
-        return [measure_upgrade(r, work, seed, pool, echo, fixtures) for r in rows]
+        with contextlib.ExitStack() as stack:
+            if any(_needs_kafka(r) for r in rows):  # one broker for all: upgrade-check reads version 1's topic
+                from scenarios.kafka.resource import shared_broker
+
+                stack.enter_context(shared_broker(work / "kafka"))
+            return [measure_upgrade(r, work, seed, pool, echo, fixtures) for r in rows]
     finally:
         pool.close()
+
+
+def _needs_kafka(r: UpgradeRow) -> bool:
+    from scenarios import get_scenario
+    from scenarios.kafka.resource import kafka_resource
+    from scenarios.kafka.source import KafkaTopic
+
+    v1 = get_scenario(r.scenario)
+    versions = (v1, get_scenario(v1.upgrade_to)) if v1.upgrade_to else (v1,)
+    return any(isinstance(v.source, KafkaTopic) or v.resource is kafka_resource for v in versions)
