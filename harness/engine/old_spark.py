@@ -82,7 +82,8 @@ def _query_once(root: Path) -> dict[str, Any]:
     from pyspark.sql import SparkSession
 
     from fault_injectors.crash import FaultSite
-    from scenarios import SourceRun, get_scenario
+    from harness.engine.between import source_run
+    from scenarios import get_scenario
     from scenarios.base import SinkContext
     from scenarios.sources import FileDirectory
 
@@ -99,15 +100,7 @@ def _query_once(root: Path) -> dict[str, Any]:
     spark = builder.getOrCreate()
     try:
         ctx = SinkContext(str(paths.output), str(paths.checkpoint), FaultSite(paths.faults, paths.checkpoint), {})
-        run = SourceRun(
-            config=sc.source_config(spec.seed),
-            tap=str(paths.tap),
-            input_dir=str(paths.input),
-            checkpoint=str(paths.checkpoint),
-            fault_dir=str(paths.faults),
-            max_rows_per_batch=spec.effective_batch_rows(sc.max_rows_per_batch),
-            write_points=False,
-        )
+        run = source_run(paths, spec, sc)
         stream = sc.source.stream(spark, run)
         writer = sc.attach_sink(sc.transform(stream).writeStream, ctx)
         query = (

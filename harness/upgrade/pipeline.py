@@ -9,6 +9,7 @@ lies in (``spec.json``, ``tap.json``): its input. Errors are :class:`PipelineErr
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,7 @@ def load_pipeline(ref: str, checkpoint: Path, work: Path, sink_path: str | None 
 def _scenario_stream(scenario: Any, checkpoint: Path, work: Path) -> StreamFn:
     from harness.engine.spec import RunSpec
     from harness.spark.session import apply_run_confs
+    from scenarios.base import RUN_OUTPUT_ENV
     from scenarios.sources import SourceRun
 
     run_dir = checkpoint.resolve().parent
@@ -79,6 +81,7 @@ def _scenario_stream(scenario: Any, checkpoint: Path, work: Path) -> StreamFn:
 
     def stream(spark: SparkSession, copy: Path) -> DataFrame:
         apply_run_confs(spark, dict(scenario.confs))
+        os.environ[RUN_OUTPUT_ENV] = str(run_dir / "output")  # as a harness driver does, for the transform
         source_run = SourceRun(
             config=scenario.source_config(spec.seed),
             tap=str(run_dir / "tap.json"),

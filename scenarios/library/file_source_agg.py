@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from scenarios.base import Scenario
 from scenarios.library import agg_watermark_append, dedup_stream, stream_stream_join
 from scenarios.sources import FileDirectory
 
@@ -26,24 +27,25 @@ from scenarios.sources import FileDirectory
 WATCHED_POINTS = ("after_offsets_logged", "after_commit_logged")
 
 
-SCENARIO = dataclasses.replace(
+def _over_files(base: Scenario, name: str, summary: str) -> Scenario:
+    """``base`` reading JSON files the harness publishes, killed where the checkpoint watcher reaches."""
+    return dataclasses.replace(
+        base, name=name, summary=summary, source=FileDirectory("json"), kill_points=WATCHED_POINTS
+    )
+
+
+SCENARIO = _over_files(
     agg_watermark_append.SCENARIO,
-    name="file_source_agg",
-    summary="JSON file source -> 10 s windowed count/sum, watermark, append -> parquet file sink (exactly-once)",
-    source=FileDirectory("json"),
-    kill_points=WATCHED_POINTS,
+    "file_source_agg",
+    "JSON file source -> 10 s windowed count/sum, watermark, append -> parquet file sink (exactly-once)",
 )
-DEDUP = dataclasses.replace(
+DEDUP = _over_files(
     dedup_stream.SCENARIO,
-    name="file_source_dedup",
-    summary="JSON file source -> dropDuplicates with watermark -> parquet file sink (expected: exactly-once)",
-    source=FileDirectory("json"),
-    kill_points=WATCHED_POINTS,
+    "file_source_dedup",
+    "JSON file source -> dropDuplicates with watermark -> parquet file sink (expected: exactly-once)",
 )
-JOIN = dataclasses.replace(
+JOIN = _over_files(
     stream_stream_join.SCENARIO,
-    name="file_source_join",
-    summary="JSON file source -> inner join p0 x p1, watermarks -> parquet file sink (expected: exactly-once)",
-    source=FileDirectory("json"),
-    kill_points=WATCHED_POINTS,
+    "file_source_join",
+    "JSON file source -> inner join p0 x p1, watermarks -> parquet file sink (expected: exactly-once)",
 )

@@ -90,12 +90,25 @@ NAMED = replace(STATELESS, source=Replayable(name="events"), confs=EVOLUTION)
 
 
 def _named_extra(df: DataFrame) -> DataFrame:
-    """A second named source (``rate`` as ``extra``, no rows of its own) added beside ``events``."""
-    reader = df.sparkSession.readStream.format("rate").option("rowsPerSecond", 1).name("extra")
-    extra = reader.load().where(F.lit(False))
-    return file_sink_stateless.transform(
-        df.unionByName(extra.select(*(F.lit(None).cast(f.dataType).alias(f.name) for f in df.schema.fields)))
-    )
+    """A second named source, ``extra``, beside ``events``: the replayable source over the run's own input (its
+    tap, seed and batch limit), keeping no rows. Its offsets move with ``events``', so batch ids stay what the
+    schedule predicts and a kill can be planned at one (Spark's ``rate`` source moves with the clock)."""
+    import json
+    from pathlib import Path
+
+    from scenarios import get_scenario
+    from scenarios.base import run_output
+    from scenarios.replayable_source import FORMAT
+
+    run_dir = Path(run_output()).parent  # the run directory (harness.engine.rundir): spec.json, tap.json
+    spec = json.loads((run_dir / "spec.json").read_text())
+    options = {
+        **get_scenario(spec["scenario"]).source_config(int(spec["seed"])).to_options(),
+        "tap": str(run_dir / "tap.json"),
+        "max_rows_per_batch": str(NAMED.max_rows_per_batch),
+    }
+    extra = df.sparkSession.readStream.format(FORMAT).options(**options).name("extra").load().where(F.lit(False))
+    return file_sink_stateless.transform(df.unionByName(extra.select(*df.columns)))
 
 
 V1_NAMED = _v1(NAMED, "named")

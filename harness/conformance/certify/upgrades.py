@@ -64,9 +64,6 @@ class UpgradeRow:
     #: Spark cannot restart over a pending batch at all (source evolution on 4.2.0: ``None.get`` in
     #: ``OfflineStateRepartitionUtils.isRepartitionBatch``, version 1 alone after the same kill).
     graceful: bool = False
-    #: No kill at all: version 1 reads Spark's ``rate`` source beside the replayable one, whose offsets move with
-    #: the clock, so batch ids cannot be predicted and a kill planned at one may never come.
-    unkilled: bool = False
     #: The upgrade run's kills: the first is the deploy's moment (``after-fault:x1``), unless ``graceful``.
     kills: tuple[str, ...] = KILLS
 
@@ -78,7 +75,7 @@ UPGRADE_ROWS: tuple[UpgradeRow, ...] = (
     UpgradeRow("upgrade:sources", "source-count", f"{P}:V1_SOURCES"),
     UpgradeRow("upgrade:source-type", "source-type", f"{P}:V1_SOURCE_TYPE"),
     UpgradeRow("upgrade:named-source-added", "source-named", f"{P}:V1_NAMED", graceful=True),
-    UpgradeRow("upgrade:named-source-removed", "source-named", f"{P}:V1_NAMED_TWO", graceful=True, unkilled=True),
+    UpgradeRow("upgrade:named-source-removed", "source-named", f"{P}:V1_NAMED_TWO", graceful=True),
     UpgradeRow("upgrade:rate-limit", "source-rate-limit", f"{P}:V1_RATE"),
     UpgradeRow("upgrade:sink-path", "sink-file-path", f"{P}:V1_SINK_PATH"),
     UpgradeRow("upgrade:sink-file-to-kafka", "sink-file-to-kafka", f"{P}:V1_SINK_KIND"),
@@ -219,7 +216,7 @@ def measure_upgrade(
     base = work / r.key.replace(":", "-")
     alone = run_spec(RunSpec(r.scenario, seed, kills=0, rounds=2), base / "v1", echo=lambda m: None, pool=pool)
     answer = _upgrade_check(base / "v1" / "checkpoint", v1.upgrade_to, base / "check")
-    kills = () if r.unkilled else r.kills[1:] if r.graceful else r.kills
+    kills = r.kills[1:] if r.graceful else r.kills
     faults = tuple(dataclasses.replace(parse_kill_argument(k), id=f"x{i + 1}") for i, k in enumerate(kills))
     deploy = "after-round:2" if r.graceful else "after-fault:x1"
     spec = RunSpec(r.scenario, seed, kills=0, rounds=3, extra_faults=faults, upgrade_to=v1.upgrade_to, deploy=deploy)
