@@ -105,8 +105,9 @@ def _query_once(root: Path) -> dict[str, Any]:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     try:
-        ctx = SinkContext(str(paths.output), str(paths.checkpoint), FaultSite(paths.faults, paths.checkpoint), {})
         run = source_run(paths, spec, sc)
+        site = FaultSite(paths.faults, paths.checkpoint)
+        ctx = SinkContext(str(paths.output), str(paths.checkpoint), site, dict(run.resources))  # as the driver's
         stream = sc.source.stream(spark, run)
         writer = sc.attach_sink(sc.transform(stream).writeStream, ctx)
         query = (
