@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 
+#: Trigger kinds (``harness.engine.trigger.KINDS``) a micro-batch pipeline over a replayable, file, Kafka or Delta
+#: source runs under besides the default rounds: scheduled jobs and the processing-time clock.
+MICRO_BATCH_TRIGGERS = ("available-now", "once", "processing-time")
+
+
 @dataclass(frozen=True)
 class SinkContext:
     """Where a scenario's sink writes and how it reaches the run's crash points.
@@ -179,6 +184,13 @@ class Scenario:
     #: The next version of this pipeline (a scenario name or ``module:ATTRIBUTE``): ``run`` and ``chaos`` then
     #: play upgrade runs, deploying it over the same checkpoint and sink (``RunSpec.upgrade_to``).
     upgrade_to: str | None = None
+    #: Trigger kinds the pipeline runs under (``run --trigger``, the chaos trigger axis); a kind it cannot run
+    #: under is refused before Spark starts, with ``trigger_note`` saying why.
+    triggers: tuple[str, ...] = MICRO_BATCH_TRIGGERS
+    #: The trigger of a run that names none (``KIND[:INTERVAL]``); ``None``: the default rounds (``availableNow``).
+    default_trigger: str | None = None
+    #: Why the pipeline runs under ``triggers`` only (the refusal's reason).
+    trigger_note: str = "a micro-batch pipeline runs under scheduled jobs and processing-time triggers"
 
     def __post_init__(self) -> None:
         if self.state_stores and not self.stateful:

@@ -55,6 +55,9 @@ class SourceRun:
     write_points: bool
     #: What the scenario's ``resource`` hook provided for the run (e.g. a Kafka broker's ``bootstrap``).
     resources: Mapping[str, str] = field(default_factory=dict)
+    #: Seconds over which a source that publishes its input (a Kafka topic) spreads a round's records while the
+    #: query runs, instead of publishing them before it starts: an epoch run's kills then land among rows in flight.
+    spread_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,8 @@ def run_campaign(
         return result
     db = database if isinstance(database, ExampleDatabase) or database is None else open_database(database)
     draws_steps = scenario.sink_steps if steps is None else steps
+    # A census runs the default rounds: its batches are a trigger's only for availableNow and the clock's.
+    draws_steps = draws_steps and all(t.split(":")[0] in ("available-now", "processing-time") for t in profile.triggers)
     db_key = campaign_key(scenario_name, profile, nemesis, master, draws_steps)
     if db is not None:
         # A database given through the API (an ExampleDatabase) has no command-line form.
@@ -145,6 +147,8 @@ def run_campaign(
         timed=profile.timed_kills,
         volume=profile.volume,
         batch_rows=profile.batch_rows,
+        triggers=profile.triggers,
+        rounds=profile.rounds,
     )
 
     def play(spec: RunSpec) -> None:

@@ -104,6 +104,8 @@ def campaign_key(scenario: str, profile: Profile, nemesis: tuple[str, ...], mast
         "master": master,
         "steps": steps,
     }
+    if profile.triggers or profile.rounds is not None:  # only then: earlier campaigns keep their keys
+        shape |= {"triggers": list(profile.triggers), "rounds": profile.rounds}
     return b"harness-chaos:" + hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:32].encode()
 
 

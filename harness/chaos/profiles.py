@@ -38,6 +38,14 @@ class Profile:
     #: Rows a batch may take (fewer: more batches per example, past the file sink's log compactions); ``None``:
     #: the scenario's (scaled with ``volume``).
     batch_rows: int | None = None
+    #: Triggers the examples run under (``RunSpec.trigger``), drawn per example and shrunk towards the first;
+    #: empty: the default rounds.
+    triggers: tuple[str, ...] = ()
+    #: Rounds (job runs, for a scheduled trigger) of every example; ``None``: 1..``max_rounds``, drawn.
+    rounds: int | None = None
+
+    def with_triggers(self, triggers: tuple[str, ...], rounds: int | None = None) -> Profile:
+        return replace(self, triggers=triggers or self.triggers, rounds=rounds if rounds is not None else self.rounds)
 
     def with_examples(self, examples: int | None) -> Profile:
         return self if examples is None else replace(self, examples=examples)

@@ -177,6 +177,10 @@ def campaign_command(
         args += ["--volume", profile.volume]
     if profile.batch_rows is not None:
         args += ["--batch-rows", profile.batch_rows]
+    if profile.triggers:
+        args += ["--trigger", ",".join(profile.triggers)]
+    if profile.rounds is not None:
+        args += ["--rounds", profile.rounds]
     if budget != PROFILES[profile.name].shrink_budget_s:
         args += ["--shrink-budget", f"{budget:g}"]
     return harness_command(*args)

@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 
 from fault_injectors.plan import CLUSTER_ACTIONS, STEP_POINT, TIMED_POINT, FaultRule
 from harness.engine.deploy import NO_DEPLOY_AFTER
+from harness.engine.epochs import EPOCHS_PER_ROUND
 from harness.engine.spec import CHECKPOINT_FORMATS, STATE_STORES, RunSpec
+from harness.engine.trigger import EPOCHS, parse_trigger, sure_batches
 from harness.inspector.boundaries import compaction_batches
 from harness.spark.standalone import is_standalone
 from scenarios.admission import plan_batches
@@ -66,6 +68,8 @@ def chaos_specs(
     timed: bool = False,
     volume: int | None = None,
     batch_rows: int | None = None,
+    triggers: Sequence[str] = (),
+    rounds: int | None = None,
 ) -> RunSpec:
     """A ``RunSpec`` for ``scenario``: 1..``max_rounds`` rounds of data,
     1..``max_faults`` faults (every example exercises a fault) at distinct (batch, point) pairs, each a hard kill
@@ -95,11 +99,19 @@ def chaos_specs(
     rows, and a batch may take ``k`` times the scenario's ``max_rows_per_batch`` (``RunSpec.batch_rows``): the
     batches, and so the faults drawn for them, are those of the shape, at ``k`` times the rows.
     ``batch_rows``: the rows a batch may take instead (fewer: more batches for the same data; a long schedule
-    past the file sink's log compactions, whose batches are drawn as often as all the others together)."""
+    past the file sink's log compactions, whose batches are drawn as often as all the others together).
+
+    ``triggers`` (``RunSpec.trigger`` texts): each example runs under one, drawn first and shrunk towards the
+    first given; a scheduled one aims faults only at batch ids every such schedule makes, an epoch one at the
+    epochs its rounds commit (:func:`fault_batches`). ``rounds``: every example has that many rounds (job runs)
+    instead of 1..``max_rounds``. Without either the draws are the same as before they existed."""
     seed = draw(seeds if seeds is not None else st.integers(0, 2**16))
+    trigger_text = draw(st.sampled_from(list(triggers))) if triggers else None
+    trigger = parse_trigger(trigger_text) if trigger_text else None
     lo, hi = scenario.rows_per_round
     # An upgrade run deploys after a round at the earliest, so the new version gets data of its own.
-    rounds = draw(st.integers(2, max(2, max_rounds)) if scenario.upgrade_to else st.integers(1, max_rounds))
+    if rounds is None:
+        rounds = draw(st.integers(2, max(2, max_rounds)) if scenario.upgrade_to else st.integers(1, max_rounds))
     rows = tuple(tuple(draw(st.integers(min(lo, 1), hi)) for _ in range(scenario.partitions)) for _ in range(rounds))
     explicit = batch_rows
     if volume is not None:
@@ -108,12 +120,20 @@ def chaos_specs(
         batch_rows = scenario.max_rows_per_batch * k
     batch_rows = explicit if explicit is not None else batch_rows
     limit = scenario.batch_limit_for(batch_rows or scenario.max_rows_per_batch)
+    if trigger is not None and trigger.kind == "once":
+        limit = None  # one batch a job, read limits ignored
     available = {p: 0 for p in range(scenario.partitions)}
     predicted = []
     for r in rows:
         start = dict(available)
         available = {p: available[p] + r[p] for p in available}
         predicted += plan_batches(start, available, limit)
+    kill_points = list(scenario.kill_points)
+    if trigger is not None and trigger.kind != "processing-time":
+        # Batch ids every run of the trigger makes; no sink.write.mid, whose row count the kills may reshape.
+        sure = fault_batches(trigger.kind, rows, limit, max_faults)
+        predicted = [({}, {}) for _ in range(sure)] if trigger.epochs else predicted[:sure]
+        kill_points = [p for p in kill_points if p != "sink.write.mid"] or kill_points
     faults: list[FaultRule] = []
     servers = list(getattr(scenario.source, "fault_actions", ()))
     step_calls = steps(seed, rows, batch_rows) if steps is not None and predicted else {}
@@ -135,7 +155,7 @@ def chaos_specs(
             elif timed and (batch, TIMED_POINT) not in used and draw(st.integers(0, 99)) >= 100 - TIMED_SHARE:
                 point = TIMED_POINT
             else:
-                point = draw(st.sampled_from(scenario.kill_points))
+                point = draw(st.sampled_from(kill_points))
             if (batch, point) in used:
                 continue
             used.add((batch, point))
@@ -158,7 +178,9 @@ def chaos_specs(
                 )
                 continue
             partition = after_rows = None
-            if point == "sink.write.mid":
+            if point == "sink.write.mid" and trigger is not None and trigger.epochs:
+                after_rows = draw(st.integers(0, 3))
+            elif point == "sink.write.mid":
                 start, end = predicted[batch]
                 busy = [p for p in end if end[p] > start[p]]
                 partition = draw(st.sampled_from(busy))
@@ -187,6 +209,7 @@ def chaos_specs(
         **axes,
         nemesis=chosen_nemesis,
         master=master,
+        trigger=trigger_text,
     )
 
 
@@ -222,6 +245,14 @@ def state_axes(draw: st.DrawFn, stores: Sequence[str] = ()) -> dict[str, Any]:
     }
 
 
+def fault_batches(kind: str, rows: Sequence[Sequence[int]], limit: int | None, faults: int) -> int:
+    """How many batch ids a run of trigger ``kind`` surely makes (faults aim below): a scheduled one's
+    :func:`~harness.engine.trigger.sure_batches`, an epoch one's ``EPOCHS_PER_ROUND`` a round."""
+    if kind in EPOCHS:
+        return EPOCHS_PER_ROUND * len(rows)
+    return sure_batches(kind, [dict(enumerate(r)) for r in rows], limit, faults)
+
+
 def _batch_ids(batches: int) -> st.SearchStrategy[int]:
     """A batch id below ``batches``. From :data:`~harness.inspector.boundaries.COMPACT_INTERVAL` batches on, a
     file-sink log compaction batch (where Spark rewrites its sink log) is drawn as often as any other batch id;
@@ -238,4 +269,5 @@ def describe_spec(spec: RunSpec) -> str:
     axes = f"; state {spec.axes()}" if spec.state_store or spec.checkpoint_format or spec.shuffle_partitions else ""
     nem = f"; nemesis {', '.join(spec.nemesis)}" if spec.nemesis else ""
     deploy = f"; deploy {spec.deploy or 'after-round:1'}" if spec.upgrade_to else ""
-    return f"seed {spec.seed}, {spec.effective_rounds} round(s) [{rows}], {faults}{nem}{axes}{deploy}"
+    trigger = f"; trigger {spec.trigger}" if spec.trigger else ""
+    return f"seed {spec.seed}, {spec.effective_rounds} round(s) [{rows}], {faults}{nem}{axes}{deploy}{trigger}"

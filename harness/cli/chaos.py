@@ -51,6 +51,16 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
         metavar="ROWS",
         help="rows a batch may take (fewer: longer schedules; 10+ batches aim faults at file-sink log compactions)",
     )
+    p.add_argument(
+        "--trigger",
+        default="",
+        metavar="T1,T2",
+        help="triggers the examples run under, drawn per example (shrinks towards the first): available-now, once, "
+        "processing-time:INTERVAL, continuous:INTERVAL, real-time:INTERVAL (default: rounds; docs/triggers.md)",
+    )
+    p.add_argument(
+        "--rounds", type=int, default=None, metavar="N", help="rounds (job runs) of every example (default: drawn)"
+    )
     p.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
     p.add_argument("--profile", default=None, help="dev | ci | nightly (default: $HARNESS_PROFILE or dev)")
     p.add_argument(
@@ -107,8 +117,20 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         get_scenario(args.scenario)
         profile = get_profile(args.profile).with_examples(args.examples).with_volume(args.volume, args.batch_rows)
         profile = profile.with_shrink_budget(args.shrink_budget)
+        triggers = tuple(t.strip() for t in args.trigger.split(",") if t.strip())
+        profile = profile.with_triggers(triggers, args.rounds)
     except KeyError as exc:
         return _fail(str(exc.args[0]))
+    if args.rounds is not None and args.rounds < 1:
+        return _fail("--rounds must be >= 1")
+    try:
+        from harness.engine.spec import RunSpec
+        from harness.engine.trigger import run_trigger
+
+        for text in triggers:
+            run_trigger(RunSpec(args.scenario, 0, trigger=text), get_scenario(args.scenario))
+    except ValueError as exc:
+        return _fail(str(exc))
     if profile.examples < 1:
         return _fail("--examples must be >= 1")
     if (profile.volume is not None and profile.volume < 1) or (

@@ -123,6 +123,14 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "runs the first --old-rounds rounds fault-free, then this PySpark resumes its checkpoint (file sources only)",
     )
     p.add_argument("--old-rounds", type=int, default=1, metavar="K", help="rounds the --old-pyspark runs (default 1)")
+    p.add_argument(
+        "--trigger",
+        default=None,
+        metavar="KIND[:INTERVAL]",
+        help="how the query runs: available-now or once (each round one scheduled job; a killed job is over and the "
+        "next goes on), processing-time:INTERVAL, continuous:INTERVAL, real-time:INTERVAL (e.g. 'continuous:1 "
+        "second'); default: rounds, each restarted until caught up (see docs/triggers.md)",
+    )
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the result as JSON here")
     p.add_argument(
         "--html", type=Path, default=None, metavar="PATH", help="draw the run's timeline as an HTML page here"
@@ -196,6 +204,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             deploy=args.deploy,
             old_pyspark=args.old_pyspark,
             old_rounds=args.old_rounds,
+            trigger=args.trigger,
         )
         from harness.engine.schedule import build_schedule, known_nemeses
 

@@ -82,9 +82,12 @@ class Conductor:
             raise HarnessError(f"{drv.name} could not open run {self.paths.root}: {reason}\n  log: {drv.log_path}")
         return drv
 
-    def drive(self, cmd: str) -> dict[str, Any]:
+    def drive(self, cmd: str, retry: bool = True) -> dict[str, Any]:
         """Send ``cmd`` until a driver completes it, replacing killed drivers; its answer.
-        ``HarnessError`` (``QueryFailedError`` for a query that failed loudly) when it cannot complete."""
+        ``HarnessError`` (``QueryFailedError`` for a query that failed loudly) when it cannot complete.
+        ``retry=False`` (a scheduled job run): a planned fault ends the attempt instead, answered as
+        ``{"event": "killed"}`` (the driver died) or ``{"event": "job_failed"}`` (an injected fault failed
+        the query)."""
         limit = self.limit()
         for _attempt in range(limit + 1):
             drv = self.ensure_driver()
@@ -104,11 +107,15 @@ class Conductor:
             new_faults = self.merge(drv)
             if msg is None:
                 self._on_death(drv, cmd, new_faults)
+                if not retry:
+                    return {"event": "killed", "faults": [f["rule"]["id"] for f in new_faults]}
                 continue
             if msg.get("event") == "error" and new_faults:
                 # An injected exception / worker exit failed the query; the driver
                 # survives, so restart the query in it (a soft fault).
                 self.record("fail", drv.name, cmd, {"message": msg.get("message"), "soft_fault": True})
+                if not retry:
+                    return {"event": "job_failed", "faults": [f["rule"]["id"] for f in new_faults]}
                 self.echo(f"query failed after injected fault(s); restarting the query in {drv.name}")
                 continue
             if msg.get("event") == "error":

@@ -40,9 +40,11 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
 from harness.engine.deploy import committed_before, read_deployed, upgrade_expected
+from harness.engine.epochs import SPREAD_MAX_S, run_epochs
 from harness.engine.progress import ProgressLog, caught_up
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
+from harness.engine.trigger import run_trigger
 from harness.inspector import batch_ids, read_commit
 from harness.inspector.spark_view import StateUnreadable, read_state_rows
 from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session
@@ -164,17 +166,38 @@ class Driver:
         apply_run_confs(self.spark, {**sc.confs, **self.spec.state_confs()})
         # A deployed version may read with another admission limit (a rate limit changed by the upgrade).
         limit = self.spec.effective_batch_rows(sc.max_rows_per_batch)
-        stream = sc.source.stream(self.spark, dataclasses.replace(self.source_run, max_rows_per_batch=limit))
+        trigger = run_trigger(self.spec, sc)
+        # An epoch run's input arrives while it runs (over about two epochs), as a live stream's does.
+        spread = min(SPREAD_MAX_S, 2 * trigger.interval_ms / 1000) if trigger.epochs else 0.0
+        run = dataclasses.replace(self.source_run, max_rows_per_batch=limit, spread_s=spread)
+        stream = sc.source.stream(self.spark, run)
         os.environ[RUN_OUTPUT_ENV] = self.ctx.output  # for a transform that keeps something of its own there
         writer = sc.attach_sink(sc.transform(stream).writeStream, self.ctx)
+        writer = writer.trigger(**trigger.writer_options())  # type: ignore[call-overload]
         try:
             query = (
                 writer.option("checkpointLocation", str(self.paths.checkpoint))
-                .trigger(availableNow=True)
                 .queryName(f"harness_{self.scenario.name}")
                 .start()
             )
-            query.awaitTermination()
+            if trigger.epochs:  # no batches to hook: watch the checkpoint's epochs (harness.engine.epochs)
+                reached = sc.source.caught_up  # type: ignore[attr-defined]
+                try:
+                    return run_epochs(
+                        query,
+                        self.paths.checkpoint,
+                        self.paths.root,
+                        lambda offset: bool(reached(offset, self.source_run)),
+                        self.spec.command_timeout_s * 0.9,
+                    )
+                except RuntimeError as exc:
+                    query.stop()
+                    raise QueryFailed(str(exc).split("\n=== Streaming Query ===")[0]) from exc
+            if trigger.kind == "processing-time":  # runs until stopped: stop it, gracefully, once caught up
+                query.processAllAvailable()
+                query.stop()
+            else:
+                query.awaitTermination()
         except PySparkException as exc:
             # Spark refused to start or continue the query (e.g. a damaged checkpoint); classic
             # (CapturedException) or Spark Connect (SparkConnectGrpcException) alike.

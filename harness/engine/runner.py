@@ -35,13 +35,16 @@ from harness.engine.deploy import (
     refusal,
     snapshot_logs,
 )
+from harness.engine.epochs import round_target, write_target
 from harness.engine.history import History
+from harness.engine.jobs import run_job
 from harness.engine.old_spark import SPARK_UPGRADE, OldSparkError, run_round
 from harness.engine.outcome import RunOutcome
 from harness.engine.pool import DriverPool
 from harness.engine.rundir import RunPaths
 from harness.engine.schedule import Schedule, build_schedule
 from harness.engine.spec import RunSpec
+from harness.engine.trigger import run_trigger
 from harness.inspector import batch_ids, latest_batch_id, summarize
 from harness.inspector.boundaries import STATE_PURGE, STATE_SNAPSHOT, batch_boundaries
 from harness.verdict.allowed import allow_losses
@@ -67,6 +70,11 @@ class Runner:
         self.spec, self.paths, self._echo = spec, paths, echo
         self.scenario = get_scenario(spec.scenario)
         self.schedule: Schedule = build_schedule(spec, self.scenario)
+        #: Scheduled job runs (``available-now``/``once``): a killed job is over (:mod:`harness.engine.jobs`).
+        self.trigger = run_trigger(spec, self.scenario)
+        self.scheduled = self.trigger.scheduled
+        self.jobs = 0
+        self.job_pending = False
         self.state_check: StateCheck | None = None
         self._own_pool = pool is None
         self.pool = pool or DriverPool(paths.logs, spec.master, spec.confs)
@@ -203,9 +211,19 @@ class Runner:
                     healed
                     and not any(n in NEMESES for n in self.spec.nemesis)  # a source nemesis acts before a run
                     and not never_fired(self.schedule.plan, read_ledger(self.paths.faults))
+                    and not self.job_pending
                 ):
                     # Every fault has fired and the last run caught up: the final run would be empty.
                     self._record("info", "runner", "run", {"skipped": "nothing pending after heal"})
+                    continue
+                if self.trigger.epochs:  # the epoch this run must commit (harness.engine.epochs)
+                    aims = [(f.batch, f.after_ms or 0) for f in self.schedule.plan.rules if f.batch is not None]
+                    target = round_target(r, rounds, aims, self.trigger.interval_ms, final=healed)
+                    write_target(self.paths.root, target)
+                if self.scheduled:
+                    self.jobs += 1
+                    msg = run_job(self.conductor, self.echo, self.jobs, final=healed)
+                    self.job_pending = msg.get("event") != "caught_up"
                     continue
                 msg = self._drive("run")
                 self.echo(f"caught up ({len(msg.get('batches', []))} batch(es) in this query)")

@@ -16,7 +16,9 @@ from typing import Any
 from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import FaultPlan, FaultRule
 from harness.engine.deploy import NO_DEPLOY_AFTER
+from harness.engine.epochs import EPOCHS_PER_ROUND
 from harness.engine.spec import STATE_STORES, RunSpec, parse_deploy
+from harness.engine.trigger import run_trigger, sure_batches
 from scenarios.admission import Offsets, plan_batches
 from scenarios.base import Scenario
 from scenarios.sources import source_nemeses
@@ -77,7 +79,11 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
         )
     if spec.rows is not None and any(len(r) != scenario.partitions for r in spec.rows):
         raise ValueError(f"spec.rows must give {scenario.partitions} amounts per round (one per partition)")
+    trigger = run_trigger(spec, scenario)  # ValueError for one the scenario cannot run under
+    if trigger.kind == "once":  # one batch a job, read limits ignored
+        max_offsets = None
     first_new = 0
+    per_round: list[dict[int, int]] = []
     for r in range(spec.effective_rounds):
         lo, hi = scenario.rows_per_round
         if spec.rows is not None:
@@ -89,6 +95,7 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
         start = dict(available)
         available = {p: available[p] + rows[p] for p in parts}
         predicted += plan_batches(start, available, max_offsets)
+        per_round.append(rows)
         ops += [Op("add_data", rows), Op("run")]
         if spec.old_pyspark is not None and r + 1 == spec.old_rounds:
             first_new = len(predicted)  # the older PySpark's batches: no fault fires in them
@@ -114,19 +121,29 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
             ops.insert(runs[arg - 1] + 1, Op("deploy", name=spec.upgrade_to))
 
     rules: list[FaultRule] = []
+    # A scheduled job's batches depend on where the previous job was killed: aim only at batch ids every run
+    # makes, and not at sink.write.mid (its row count is that of a batch the kills may reshape).
+    sure = sure_batches(trigger.kind, per_round, max_offsets, spec.kills) if trigger.scheduled else len(predicted)
+    if trigger.epochs:  # epochs come by the clock: every run commits EPOCHS_PER_ROUND a round
+        sure = EPOCHS_PER_ROUND * spec.effective_rounds
     if spec.kills:
-        if spec.kills > len(predicted) - first_new:
+        if spec.kills > sure - first_new:
             older = f" after the older PySpark's {first_new}" if first_new else ""
+            made = f"every {trigger.kind} schedule of these rounds makes {sure}" if trigger.scheduled else ""
             raise ValueError(
-                f"{spec.kills} kills need as many batches but the schedule has {len(predicted) - first_new}{older}; "
+                f"{spec.kills} kills need as many batches but {made or f'the schedule has {sure - first_new}'}{older}; "
                 "pass more --rounds or fewer --kills"
             )
         points = list(scenario.kill_points)
+        if trigger.scheduled and len(points) > 1:
+            points = [p for p in points if p != "sink.write.mid"]
         rng.shuffle(points)
-        for i, batch in enumerate(sorted(rng.sample(range(first_new, len(predicted)), spec.kills))):
+        for i, batch in enumerate(sorted(rng.sample(range(first_new, sure), spec.kills))):
             point = points[i % len(points)]
             partition = after_rows = None
-            if point == "sink.write.mid":
+            if point == "sink.write.mid" and trigger.epochs:  # an epoch's rows are the clock's: a few
+                after_rows = rng.randint(0, 3)
+            elif point == "sink.write.mid":
                 start, end = predicted[batch]
                 busy = [p for p in parts if end[p] > start[p]]
                 partition = rng.choice(busy)

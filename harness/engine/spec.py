@@ -18,6 +18,7 @@ from fault_injectors.plan import (
     FaultRule,
 )
 from harness.engine.commandline import harness_command
+from harness.engine.trigger import parse_trigger
 from harness.spark.connect import inner_master
 from harness.spark.session import DEFAULT_MASTER
 from harness.spark.standalone import is_standalone, parse_standalone
@@ -90,6 +91,10 @@ class RunSpec:
     old_pyspark: str | None = None
     #: Rounds the older PySpark runs (``old_pyspark``); at least one round is left for the project's.
     old_rounds: int = 1
+    #: How the query is triggered (:mod:`harness.engine.trigger`: ``available-now``, ``once``,
+    #: ``processing-time:<interval>``, ``continuous:<interval>``, ``real-time:<interval>``); ``None``: the
+    #: scenario's default (today's rounds: ``availableNow``, a killed round restarted until it catches up).
+    trigger: str | None = None
 
     def __post_init__(self) -> None:
         if self.kills < 0:
@@ -126,6 +131,12 @@ class RunSpec:
                 )
             if self.upgrade_to is not None:
                 raise ValueError("a Spark upgrade run (old_pyspark) deploys no pipeline upgrade too: one change a run")
+        if self.trigger is not None:
+            parse_trigger(self.trigger)  # ValueError in one line
+            if self.upgrade_to is not None or self.old_pyspark is not None:
+                raise ValueError(
+                    f"an upgrade run takes the default trigger (got --trigger {self.trigger}): one change a run"
+                )
         if self.volume is not None and self.rows is not None:
             raise ValueError("give either rows (per round and partition) or volume (rows in all), not both")
         inner = inner_master(self.master)
@@ -250,6 +261,8 @@ class RunSpec:
             parts += ["--deploy", self._replayed_deploy()]
         if self.old_pyspark is not None:
             parts += ["--old-pyspark", self.old_pyspark, "--old-rounds", str(self.old_rounds)]
+        if self.trigger is not None:
+            parts += ["--trigger", self.trigger]
         if self.master != DEFAULT_MASTER:
             parts += ["--master", self.master]
         if self.census:

@@ -47,6 +47,15 @@ Stateful:
 - ``tws_sessions_side_store``: ``tws_sessions`` keeping the open session outside Spark's state. Broken: a
   replayed batch is counted into the sessions twice.
 
+Triggers (continuous processing and Real-time Mode besides micro-batches; ``--trigger``, docs/triggers.md):
+
+- ``kafka_to_kafka``: Spark's Kafka source into Spark's Kafka sink under any trigger. At-least-once, as
+  documented: duplicates after a kill between an epoch's writes and its commit.
+- ``kafka_foreach``: Kafka source into a Python ``foreach`` appending rows (``UPSERT``: each row written under
+  its provenance, correct; ``DEDUP``: ``dropDuplicates`` on RocksDB, checkpoint format 2). Broken: duplicates.
+- ``rate_continuous``: the ``rate`` source into the Kafka sink in continuous processing (``FOREACH``: into a
+  Python ``foreach``, which PySpark cannot run there). At-least-once.
+
 Upgrades (each names its next version, ``V2`` in the same module, as ``upgrade_to``: ``run`` and ``chaos``
 deploy it over the same checkpoint and sink, with faults on both sides):
 

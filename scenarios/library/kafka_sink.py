@@ -125,9 +125,13 @@ def attach_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:
 
 def read_output(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
     """Every record of the output topic (``read_committed``), its JSON value parsed into ``schema``."""
+    return read_topic(spark, *_where(ctx), schema)
+
+
+def read_topic(spark: SparkSession, bootstrap: str, topic: str, schema: StructType) -> DataFrame:
+    """Every record of ``topic`` (``read_committed``), its JSON value parsed into ``schema``."""
     from scenarios.kafka import client
 
-    bootstrap, topic = _where(ctx)
     values: list[tuple[str]] = []
     if client.topic_exists(bootstrap, topic):
         start, end = client.start_offsets(bootstrap, topic), client.end_offsets(bootstrap, topic)
