@@ -30,7 +30,14 @@ from typing import Any
 
 from harness.conformance.certify.delta import DELTA_ROWS
 from harness.conformance.certify.documented import DOCUMENTED, REPLAYABLE
-from harness.conformance.certify.runs import Row, measure_sink, measure_source, measure_source_scenario
+from harness.conformance.certify.runs import (
+    Row,
+    kafka_missing,
+    measure_sink,
+    measure_source,
+    measure_source_scenario,
+)
+from harness.conformance.certify.triggers import TRIGGER_ROWS
 from harness.conformance.guarantees import satisfies
 from harness.timeline.story import Timeline, anomaly_counts, build_timeline
 
@@ -41,18 +48,6 @@ def _postgres_missing() -> str | None:
     from scenarios.sinks.pg_cluster import unavailable_reason
 
     return unavailable_reason()
-
-
-def _kafka_missing() -> str | None:
-    """Why no Kafka run can start here (the set-up's jars missing or not PySpark's), else ``None``."""
-    from scenarios.base import ResourceUnavailable
-    from scenarios.kafka.preflight import preflight
-
-    try:
-        preflight()
-    except ResourceUnavailable as exc:
-        return str(exc)
-    return None
 
 
 CS = "harness.conformance.certify.scenarios"
@@ -66,7 +61,7 @@ ROWS: tuple[Row, ...] = (
         "Kafka source",
         SOURCE_KILLS,
         "kafka_file_sink",
-        needs=_kafka_missing,
+        needs=kafka_missing,
         kafka=True,
     ),
     Row("sink:file", "sink", "file sink (parquet)", ("sink.write.mid", "sink.commit.after"), "file_sink_stateless"),
@@ -101,7 +96,7 @@ ROWS: tuple[Row, ...] = (
         "Kafka sink",
         ("sink.write.mid", "sink.commit.after"),
         "kafka_sink",
-        needs=_kafka_missing,
+        needs=kafka_missing,
         kafka=True,
     ),
     Row(
@@ -130,6 +125,7 @@ ROWS: tuple[Row, ...] = (
         steps=2,
     ),
     *DELTA_ROWS,
+    *TRIGGER_ROWS,
 )
 ROW_KEYS = tuple(r.key for r in ROWS)
 

@@ -46,6 +46,15 @@ skips a batch already added) and delta-io/delta-rs issue #2580 (open): delta-rs 
 ``app_transaction`` instead of skipping it ("if I make multiple commits with the same app_transaction (same ID
 and version), they will all be written"), so the check is the writer's (``DeltaTable.transaction_version``).
 
+The trigger rows cite the Programming Guide's section "Triggers" (same page), the page "Performance Tips",
+section "Continuous Processing" (``docs/streaming/performance-tips.md``: "at-least-once fault-tolerance
+guarantees"; sinks "Kafka sink", "Memory sink", "Console sink"), the Programming Guide's "Foreach" execution
+semantics ("Spark does not guarantee same output for (partitionId, epochId), so deduplication cannot be achieved
+with (partitionId, epochId)"), and the page "Real-time Mode" (``docs/streaming/real-time-mode.md`` in
+apache/spark master, added by SPARK-57234 for the mode Spark 4.1 shipped undocumented), sections "Fault
+Tolerance", "Caveats" and "Supported Queries" (its first version: "supports stateless queries only"; a later one
+lists stateful operations "supported since Spark 4.3.0").
+
 The reference sinks' rows cite this repository's ``docs/reference-sinks.md``.
 "No" (not fault-tolerant) is the level ``none`` of :mod:`harness.conformance.guarantees`.
 """
@@ -62,6 +71,8 @@ DELTA_DOCS = "Delta Lake documentation"
 DELTA_STREAMING = f"{DELTA_DOCS}, Table streaming reads and writes"
 DELTA_PROTOCOL = "Delta Transaction Protocol > Transaction Identifiers"
 DELTA_RS_2580 = "delta-io/delta-rs issue #2580 (open)"
+TIPS = "Structured Streaming Programming Guide, Performance Tips"
+REAL_TIME = "Structured Streaming, Real-time Mode (apache/spark master)"
 REPLAYABLE = "replayable"
 
 
@@ -155,6 +166,70 @@ DOCUMENTED: dict[str, Documented] = {
         "delta-rs does not skip a repeated app transaction: 'if I make multiple commits with the same "
         "app_transaction (same ID and version), they will all be written'",
         DELTA_RS_2580,
+    ),
+    "trigger:available-now:file": Documented(
+        EXACTLY_ONCE,
+        "'ensures all available data at the time of execution gets processed before termination. All uncommitted "
+        "batches will be processed first.'; File Sink: Yes (exactly-once)",
+        f"{GUIDE} > Triggers (Available-now micro-batch); {GUIDE} > Output Sinks (File Sink)",
+    ),
+    "trigger:available-now:foreachBatch-naive": Documented(
+        AT_LEAST_ONCE,
+        "'By default, foreachBatch provides only at-least-once write guarantees.'",
+        f"{GUIDE} > Triggers (Available-now micro-batch); {GUIDE} > Using Foreach and ForeachBatch (Note)",
+    ),
+    "trigger:once:file": Documented(
+        EXACTLY_ONCE,
+        "'execute only one micro-batch to process all the available data and then stop on its own'; File Sink: "
+        "Yes (exactly-once)",
+        f"{GUIDE} > Triggers (One-time micro-batch); {GUIDE} > Output Sinks (File Sink)",
+    ),
+    "trigger:processing-time:file": Documented(
+        EXACTLY_ONCE,
+        "'micro-batches will be kicked off at the user-specified intervals'; File Sink: Yes (exactly-once)",
+        f"{GUIDE} > Triggers (Fixed interval micro-batches); {GUIDE} > Output Sinks (File Sink)",
+    ),
+    "trigger:continuous:rate-kafka": Documented(
+        AT_LEAST_ONCE,
+        "'any time you switch to continuous mode, you will get at-least-once fault-tolerance guarantees'",
+        f"{TIPS} > Continuous Processing",
+    ),
+    "trigger:continuous:kafka-kafka": Documented(
+        AT_LEAST_ONCE,
+        "'at-least-once fault-tolerance guarantees'; 'Kafka source: All options are supported.'",
+        f"{TIPS} > Continuous Processing (Supported Queries)",
+    ),
+    "trigger:continuous:foreach": Documented(
+        NONE,
+        "sinks: 'Kafka sink', 'Memory sink', 'Console sink' (foreach is not among them)",
+        f"{TIPS} > Continuous Processing (Supported Queries)",
+    ),
+    "trigger:real-time:kafka-kafka": Documented(
+        AT_LEAST_ONCE,
+        "'The built-in Kafka sink provides at-least-once delivery, with or without Real-time Mode.'",
+        f"{REAL_TIME} > Fault Tolerance",
+    ),
+    "trigger:real-time:foreach": Documented(
+        AT_LEAST_ONCE,
+        "'exactly-once processing semantics, but sinks may receive duplicate records after a failure'; Foreach "
+        "Sink: Yes (at-least-once)",
+        f"{REAL_TIME} > Caveats; {GUIDE} > Output Sinks (Foreach Sink)",
+    ),
+    "trigger:real-time:foreach-upsert": Documented(
+        EXACTLY_ONCE,
+        "'the same exactly-once processing guarantees as the default micro-batch engine' (a writer idempotent by row)",
+        f"{REAL_TIME} > Fault Tolerance",
+    ),
+    "trigger:real-time:foreach-epoch-dedup": Documented(
+        NONE,
+        "'Spark does not guarantee same output for (partitionId, epochId), so deduplication cannot be achieved "
+        "with (partitionId, epochId).'",
+        f"{GUIDE} > Using Foreach and ForeachBatch (Foreach, Execution semantics)",
+    ),
+    "trigger:real-time:dedup": Documented(
+        NONE,
+        "'supports stateless queries only' (stateful operations 'supported since Spark 4.3.0')",
+        f"{REAL_TIME} > Supported Queries",
     ),
     "reference:transactional-files": Documented(
         EXACTLY_ONCE, "exactly-once", "docs/reference-sinks.md (TransactionalFileSink)"

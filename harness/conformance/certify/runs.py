@@ -10,6 +10,7 @@ names the table versions of the first one (the checker's ``sink_where``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -38,6 +39,24 @@ class Row:
     steps: int = 0
     #: The row's runs need a Kafka broker: a certify run starts one for all such rows (``shared_broker``).
     kafka: bool = False
+    #: The trigger the row's run uses (``RunSpec.trigger``); ``None``: the scenario's.
+    trigger: str | None = None
+    #: Explicit kills (``--kill`` texts) instead of one per ``kill_points`` entry: an epoch run's epochs are the
+    #: clock's, so its kills name epochs and timed moments (``rounds`` rounds).
+    kills: tuple[str, ...] = ()
+    rounds: int = 2
+
+
+def kafka_missing() -> str | None:
+    """Why no Kafka run can start here (the set-up's jars missing or not PySpark's), else ``None``."""
+    from scenarios.base import ResourceUnavailable
+    from scenarios.kafka.preflight import preflight
+
+    try:
+        preflight()
+    except ResourceUnavailable as exc:
+        return str(exc)
+    return None
 
 
 def _sink_rules(scenario: str, points: Sequence[str], seed: int, batches_needed: int) -> tuple[list[Any], int]:
@@ -117,14 +136,21 @@ def measure_sink_once(row: Row, run_dir: Path, seed: int, pool: Any, echo: Calla
     from harness.engine.spec import RunSpec
 
     assert row.scenario is not None
-    rules, rounds = _sink_rules(row.scenario, row.kill_points, seed, len(row.kill_points) + row.steps)
+    if row.kills:
+        from harness.engine.spec import parse_kill_argument
+
+        rules = [dataclasses.replace(parse_kill_argument(k), id=f"c{i + 1}") for i, k in enumerate(row.kills)]
+        rounds = row.rounds
+    else:
+        rules, rounds = _sink_rules(row.scenario, row.kill_points, seed, len(row.kill_points) + row.steps)
     tried: list[str] = []
     try:
         if row.steps:
             steps, tried = _step_rules(row, seed, rounds, run_dir, pool)
             rules += steps
             echo(f"certify {row.key}: {len(steps)} kill(s) after a step of the sink's code: " + "; ".join(tried))
-        outcome = Runner(RunSpec(row.scenario, seed, 0, rounds, tuple(rules)), RunPaths(run_dir), echo, pool).execute()
+        spec = RunSpec(row.scenario, seed, 0, rounds, tuple(rules), trigger=row.trigger)
+        outcome = Runner(spec, RunPaths(run_dir), echo, pool).execute()
     except (HarnessError, CensusError) as exc:
         return {"measured": None, "error": str(exc), "anomalies": [], "kills": 0, "verdict": "unknown"}
     result = outcome.result
@@ -132,7 +158,9 @@ def measure_sink_once(row: Row, run_dir: Path, seed: int, pool: Any, echo: Calla
     kinds = sorted(result.counts()) if result else []
     if outcome.query_failed:
         measured: str | None = NONE
-        note = f"the query refused to continue after a restart: {(outcome.error or '').splitlines()[0]}"
+        started = any(k["point"] not in ("deploy",) for k in outcome.kills_fired)
+        when = "to continue after a restart" if started else "to run"
+        note = f"the query refused {when}: {(outcome.error or '').splitlines()[0]}"
     elif outcome.verdict in ("exactly-once", "violated"):
         counts = result.counts() if result else {}
         measured, note = from_kinds(kinds), ", ".join(f"{n} {k}" for k, n in counts.items())
