@@ -34,6 +34,7 @@ PURE_SOURCE_CHECKS: tuple[str, ...] = (
     "ranges-contiguous",
     "read-between-offsets",
     "admission-control",
+    "available-now-target",
 )
 SPARK_SOURCE_CHECKS: tuple[str, ...] = ("end-to-end", "latest-offset-behind-checkpoint")
 
@@ -76,10 +77,11 @@ def source_row(
     **cells: Expect,
 ) -> SourceRow:
     """A row whose unnamed Spark-free cells are those of a partitioned ``DataSourceStreamReader`` that conforms
-    (every check ``pass``; ``read-between-offsets`` and ``admission-control`` ``skip``). ``cells`` names the
+    (every check ``pass``; ``read-between-offsets``, ``admission-control`` and ``available-now-target`` ``skip``: no
+    limit, no ``SupportsTriggerAvailableNow``). ``cells`` names the
     others with ``_`` for ``-`` (``latest_offset_stable="note"``)."""
     expect: dict[str, Expect] = {c: "pass" for c in PURE_SOURCE_CHECKS}
-    expect |= {"read-between-offsets": "skip", "admission-control": "skip"}
+    expect |= {"read-between-offsets": "skip", "admission-control": "skip", "available-now-target": "skip"}
     for key, status in cells.items():
         check = key.replace("_", "-")
         if check not in PURE_SOURCE_CHECKS:
@@ -96,9 +98,10 @@ SOURCES: tuple[SourceRow, ...] = (
         "scenarios.replayable_source:ReplayableDataSource",
         "harness.sources.contexts:replayable_context",
         correct=True,
+        available_now_target="pass",
         admission_control="pass",
     ),
-    source_row("jsonl", f"{EX}.jsonl_source:JsonlSource", correct=True),
+    source_row("jsonl", f"{EX}.jsonl_source:JsonlSource", correct=True, available_now_target="pass"),
     source_row("jsonl_simple", f"{EX}.jsonl_source:JsonlSimpleSource", correct=True, read_between_offsets="pass"),
     source_row(
         "rate_like",
@@ -133,14 +136,38 @@ SOURCES: tuple[SourceRow, ...] = (
         f"{EX}.growing_partitions:growing_context",
         correct=True,
     ),
-    source_row("arrow_batches", f"{EX}.arrow_batches:ArrowBatchesSource", correct=True),
-    source_row("capped_batches", f"{EX}.capped_batches:CappedBatchesSource", correct=True, admission_control="pass"),
-    source_row("cached_reads", f"{EX}.cached_reads:CachedReadsSource", correct=True),
-    # Broken examples: each fails its own check(s) and nothing unrelated (misses would show here).
+    source_row("arrow_batches", f"{EX}.arrow_batches:ArrowBatchesSource", correct=True, available_now_target="pass"),
+    source_row(
+        "capped_batches",
+        f"{EX}.capped_batches:CappedBatchesSource",
+        correct=True,
+        available_now_target="pass",
+        admission_control="pass",
+    ),
+    source_row("cached_reads", f"{EX}.cached_reads:CachedReadsSource", correct=True, available_now_target="pass"),
+    source_row(
+        "counter_available_now",
+        f"{EX}.counter_available_now:CounterAvailableNowSource",
+        None,
+        correct=True,
+        latest_offset_stable="note",
+        available_now_target="pass",
+    ),
+    # Broken examples: each fails its own check(s) and nothing unrelated (misses would show here). Two that
+    # inherit SupportsTriggerAvailableNow and override latestOffset without the target also fail
+    # available-now-target: they read past it (latest_offset_from_zero, hash_ordered_offsets).
+    source_row(
+        "available_now_past_target",
+        f"{EX}.available_now_past_target:PastTargetSource",
+        correct=False,
+        available_now_target="fail",
+        e2e="pass",  # reading data that arrived during a job is no loss or duplicate
+    ),
     source_row(
         "overlapping_partitions",
         f"{EX}.overlapping_partitions:OverlappingPartitionsSource",
         correct=False,
+        available_now_target="pass",
         ranges_contiguous="fail",
         e2e="fail",
     ),
@@ -148,6 +175,7 @@ SOURCES: tuple[SourceRow, ...] = (
         "unseeded_data",
         f"{EX}.unseeded_data:UnseededDataSource",
         correct=False,
+        available_now_target="pass",
         read_repeatable="fail",
         read_cross_process="fail",
         ranges_contiguous="fail",
@@ -157,6 +185,7 @@ SOURCES: tuple[SourceRow, ...] = (
         "latest_offset_from_zero",
         f"{EX}.latest_offset_from_zero:RestartsFromZeroSource",
         correct=False,
+        available_now_target="fail",
         latest_offset_stable="note",
         latest_offset_monotonic="fail",
         e2e="fail",
@@ -186,6 +215,7 @@ SOURCES: tuple[SourceRow, ...] = (
         f"{EX}.hash_ordered_offsets:HashOrderedOffsetsSource",
         f"{EX}.hash_ordered_offsets:six_shard_context",
         correct=False,
+        available_now_target="fail",
         offsets_canonical="fail",
         e2e="pass",  # the harness pins PYTHONHASHSEED=0 in every Spark process (docs/conformance.md)
     ),
@@ -226,6 +256,7 @@ SOURCES: tuple[SourceRow, ...] = (
         "ignores_read_limit",
         f"{EX}.ignores_read_limit:IgnoresReadLimitSource",
         correct=False,
+        available_now_target="pass",
         admission_control="fail",
         e2e="pass",  # one big batch is still exactly-once
     ),
@@ -233,6 +264,7 @@ SOURCES: tuple[SourceRow, ...] = (
         "draining_cache",
         f"{EX}.draining_cache:DrainingCacheSource",
         correct=False,
+        available_now_target="pass",
         read_repeatable="fail",
         read_cross_process="fail",
         e2e=None,  # a replay reads the range again only in a reused Python worker of the same JVM

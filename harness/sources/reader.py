@@ -149,6 +149,16 @@ class Reader:
             return method()
         return method(start, limit if limit is not None else ReadAllAvailable())
 
+    def supports_available_now(self) -> bool:
+        """Whether the reader implements ``SupportsTriggerAvailableNow`` (``prepareForTriggerAvailableNow``)."""
+        from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+
+        return self.kind == "stream" and isinstance(self.impl, SupportsTriggerAvailableNow)
+
+    def prepare_available_now(self) -> None:
+        """``prepareForTriggerAvailableNow()``: what Spark calls when an ``availableNow`` query starts."""
+        self.impl.prepareForTriggerAvailableNow()  # type: ignore[union-attr]
+
     def supports_limits(self) -> bool:
         """Whether ``latestOffset`` takes ``(start, limit)`` (PySpark >= 4.2 signature)."""
         return self.kind == "stream" and bool(inspect.signature(self.stream.latestOffset).parameters)

@@ -34,7 +34,7 @@ def test_broken_source_fails_exactly_its_checks(pytester: pytest.Pytester) -> No
     pytester.makepyfile(test_broken=BROKEN_SUITE)
     xml = pytester.path / "out.xml"
     result = pytester.runpytest_inprocess("-rfs", "-p", "no:cacheprovider", f"--junitxml={xml}")
-    result.assert_outcomes(passed=7, failed=1, skipped=5)
+    result.assert_outcomes(passed=8, failed=1, skipped=5)
     out = result.stdout.str()
     assert "FAILED test_broken.py::TestOverlapping::test_check[ranges-contiguous]" in out
     # Its default read limit is ReadAllAvailable: Spark never limits it, so admission control is not judged.
@@ -49,7 +49,7 @@ def test_broken_source_fails_exactly_its_checks(pytester: pytest.Pytester) -> No
     assert props["check"] == "ranges-contiguous" and props["status"] == "fail" and props["profile"] == "conformance"
     assert props["subject"] == "examples.connectors.overlapping_partitions:OverlappingPartitionsSource"
     assert props["replay"] == "pytest 'test_broken.py::TestOverlapping::test_check[ranges-contiguous]'"
-    assert len(cases) == 13 and all(c.find("properties") is not None for c in cases.values())
+    assert len(cases) == 14 and all(c.find("properties") is not None for c in cases.values())
 
 
 def test_missing_attributes_fail_with_a_message(pytester: pytest.Pytester) -> None:

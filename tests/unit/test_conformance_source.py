@@ -13,6 +13,8 @@ import pytest
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 
 from examples.connectors import (
+    available_now_past_target,
+    counter_available_now,
     empty_read_between,
     hash_ordered_offsets,
     jsonl_source,
@@ -64,6 +66,7 @@ BROKEN = [
     (latest_offset_from_zero.RestartsFromZeroSource, log_context, "latest-offset-monotonic", None),
     (empty_read_between.EmptyReadBetweenSource, log_context, "read-between-offsets", "lost"),
     (hash_ordered_offsets.HashOrderedOffsetsSource, hash_ordered_offsets.six_shard_context, "offsets-canonical", None),
+    (available_now_past_target.PastTargetSource, log_context, "available-now-target", None),
 ]
 
 
@@ -154,3 +157,32 @@ def test_resolve_and_options() -> None:
     assert parse_options(["a=1", "b=x=y"]) == {"a": "1", "b": "x=y"}
     with pytest.raises(LoadError, match="key=value"):
         parse_options(["novalue"])
+
+
+def test_available_now_target_passes_correct_sources_and_skips_those_without_it(tmp_path: Path) -> None:
+    """The reference source, the JSONL example (with a context) and a per-call counter (data arriving by itself,
+    no context) keep to their availableNow target; a source without SupportsTriggerAvailableNow is skipped."""
+    for cls, ctx in (
+        (ReplayableDataSource, replayable_context),
+        (jsonl_source.JsonlSource, log_context),
+        (counter_available_now.CounterAvailableNowSource, None),
+    ):
+        result = run(cls, ctx, tmp_path / cls.__name__).by_id("available-now-target")
+        assert result.status == "pass" and "stayed there" in result.summary, (cls, result.summary)
+    skipped = run(jsonl_source.JsonlSimpleSource, log_context, tmp_path / "simple").by_id("available-now-target")
+    assert skipped.status == "skip" and "Trigger.Once" in skipped.summary
+
+
+class _EarlyTargetReader(jsonl_source.JsonlStreamReader):
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.target = {int(p): 0 for p in self.initialOffset()}  # BUG: the start, not the data available
+
+
+class EarlyTargetSource(jsonl_source.JsonlSource):
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return _EarlyTargetReader(self.options)
+
+
+def test_available_now_target_fails_a_job_that_ends_before_the_data_it_had(tmp_path: Path) -> None:
+    result = run(EarlyTargetSource, log_context, tmp_path).by_id("available-now-target")
+    assert result.status == "fail" and any("was available when it started" in d for d in result.details), result

@@ -1,5 +1,5 @@
 """The example table (``tests/example_table.py``) against the Spark-free checks: every example source's status
-for each of the ten Spark-free source checks, and every ``DataSource`` sink's status for the five protocol
+for each of the eleven Spark-free source checks, and every ``DataSource`` sink's status for the five protocol
 checks, is the one the table pins. The table itself is mutation-sensitive: for every check at least one example
 must pass it and one must fail it, so a check made to always pass (a miss on a broken example) or to always fail
 (a false alarm on a correct one) breaks this test."""

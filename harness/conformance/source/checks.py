@@ -5,7 +5,8 @@ Check ids (stable; docs/conformance.md explains each):
 ``offsets-json``, ``offsets-canonical``, ``initial-offset-stable``,
 ``latest-offset-stable``, ``latest-offset-monotonic``, ``read-repeatable``,
 ``read-cross-process``, ``ranges-contiguous``, ``read-between-offsets``,
-``admission-control`` (the first five, about offsets, live in :mod:`.offset_checks`).
+``admission-control``, ``available-now-target`` (the five first and the last, about offsets, live in
+:mod:`.offset_checks`).
 ``end-to-end`` and ``latest-offset-behind-checkpoint`` (Spark) live in :mod:`.e2e`.
 """
 
@@ -19,6 +20,7 @@ from pyspark.sql.streaming.datasource import ReadMaxRows
 from harness.conformance.raised import subject_frame
 from harness.conformance.results import CheckFailed, CheckOutcome, CheckSkipped, run_check
 from harness.conformance.source.offset_checks import (
+    available_now_target,
     initial_offset_stable,
     latest_offset_monotonic,
     latest_offset_stable,
@@ -210,6 +212,7 @@ PURE_CHECKS: dict[str, Check] = {
     "ranges-contiguous": ranges_contiguous,
     "read-between-offsets": read_between_offsets,
     "admission-control": admission_control,
+    "available-now-target": available_now_target,
 }
 
 

@@ -1,14 +1,15 @@
 """The source checks about offsets (no Spark): ``offsets-json``, ``offsets-canonical``,
-``initial-offset-stable``, ``latest-offset-stable``, ``latest-offset-monotonic``; each a pure judgement of a
+``initial-offset-stable``, ``latest-offset-stable``, ``latest-offset-monotonic``, ``available-now-target``; each a
+pure judgement of a
 :class:`~harness.conformance.source.probe.SourceProbe` (registered in :mod:`.checks`)."""
 
 from __future__ import annotations
 
 import json
 
-from harness.conformance.results import CheckFailed, CheckOutcome
+from harness.conformance.results import CheckFailed, CheckOutcome, CheckSkipped
 from harness.conformance.source.offsets import dumps, json_problems, regressions, short
-from harness.conformance.source.probe import ADVANCES, SourceProbe, StepFailed
+from harness.conformance.source.probe import ADVANCES, MAX_ADMISSION_STEPS, SourceProbe, StepFailed, _same
 
 
 def offsets_json(p: SourceProbe) -> str:
@@ -148,4 +149,46 @@ def latest_offset_monotonic(p: SourceProbe) -> str:
     return (
         "latestOffset never goes backwards, also after restarts from checkpointed offsets "
         f"(one step in and {ADVANCES + 2} steps in)"
+    )
+
+
+def available_now_target(p: SourceProbe) -> str:
+    """Spark's ``SupportsTriggerAvailableNow``: ``prepareForTriggerAvailableNow`` records the latest offset "at the
+    time (a.k.a the target offset for the query)", and the source then "will not return an offset higher than the
+    target offset when latestOffset is called"."""
+    job = p.available_now()
+    if job is None:
+        raise CheckSkipped(
+            "the reader does not implement SupportsTriggerAvailableNow: Spark runs a Trigger.AvailableNow query over "
+            "it as one Trigger.Once batch (its read limit ignored), so there is no target to check"
+        )
+    if len(job.steps) > MAX_ADMISSION_STEPS:
+        raise CheckFailed(
+            f"after prepareForTriggerAvailableNow latestOffset kept advancing for {MAX_ADMISSION_STEPS} "
+            "calls: an availableNow job never ends",
+            fix="stop at the target offset recorded in prepareForTriggerAvailableNow",
+        )
+    bad = []
+    if not _same(job.after, job.target):
+        bad.append(
+            f"latestOffset({short(job.target)}) = {short(job.after)} once data arrived during the job: past the target"
+        )
+    if p.feeds_data and not _same(job.target, job.available):
+        bad.append(f"the job stopped at {short(job.target)} but {short(job.available)} was available when it started")
+    if bad:
+        raise CheckFailed(
+            "an availableNow job does not process exactly the data available when it started: it reads data that "
+            "arrived later (and never ends while data keeps arriving), or ends before the data it had to process",
+            bad,
+            fix="in prepareForTriggerAvailableNow record the latest offset of all available data; in latestOffset "
+            "return min(what the limit admits, that target), never more",
+        )
+    if not p.feeds_data and _same(job.newer, job.target):
+        raise CheckSkipped(
+            "no data arrived during the job (no context adds data and none came by itself), so the target's cap "
+            "was not tested; give a context that adds data (--context)"
+        )
+    return (
+        f"after prepareForTriggerAvailableNow the job stopped at its target {short(job.target)} "
+        f"({len(job.steps) - 1} batch(es)) and stayed there when more data arrived"
     )

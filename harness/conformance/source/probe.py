@@ -16,7 +16,11 @@ data through the external context, and records every offset it is given:
    reads ``[i,c)`` itself and from the parent's pickled partitions;
 4. with the limit of ``getDefaultReadLimit()`` (when it is not
    ``ReadAllAvailable``, the only case where Spark passes a limit):
-   ``latest(o, limit)`` from ``i`` until it reaches ``d``.
+   ``latest(o, limit)`` from ``i`` until it reaches ``d``;
+5. (a reader implementing ``SupportsTriggerAvailableNow``) an ``availableNow`` job: a fresh reader's
+   ``latest(i)`` says what is available; reader ``r5`` gets ``prepareForTriggerAvailableNow()`` and walks
+   ``latest(o, limit)`` from ``i`` until it stops (the job's target); the context adds data, as if it
+   arrived during the job; ``r5.latest(target, limit)`` once more.
 
 A step that raises stores the exception; every check needing that step
 reports it (a connector that raises is a finding, not a kit error).
@@ -96,6 +100,23 @@ class Admission:
     chosen: str
     steps: list[Any]
     reached: bool
+
+
+@dataclass
+class AvailableNow:
+    """An ``availableNow`` job: ``available`` (a fresh reader's ``latest(initial)`` when it starts), ``steps``
+    (``initial``, then each ``latest`` after ``prepareForTriggerAvailableNow`` until it stopped), ``after``
+    (``latest(target)`` once data arrived during the job) and ``newer`` (a fresh reader's ``latest(target)``)."""
+
+    initial: Any
+    available: Any
+    steps: list[Any]
+    after: Any
+    newer: Any
+
+    @property
+    def target(self) -> Any:
+        return self.steps[-1]
 
 
 class SourceProbe:
@@ -208,6 +229,26 @@ class SourceProbe:
             if _same(cur, o.d):
                 break
         return Admission(limit, chosen, steps, _same(cur, o.d))
+
+    @step("an availableNow job (prepareForTriggerAvailableNow, then latestOffset to its target)")
+    def available_now(self) -> AvailableNow | None:
+        r = self.reader()
+        if not r.supports_available_now():
+            return None
+        self.offsets()  # the story's data is in first, as a job would find it
+        i = r.initial()
+        available = self.reader().latest(i)
+        r.prepare_available_now()
+        limit = r.default_limit()
+        steps, cur = [i], i
+        for _ in range(MAX_ADMISSION_STEPS):
+            nxt = r.latest(cur, limit)
+            if _same(nxt, cur):
+                break
+            steps.append(nxt)
+            cur = nxt
+        self.ctx.add_data(self.batch_rows)  # data arriving while the job runs
+        return AvailableNow(i, available, steps, r.latest(cur, limit), self.reader().latest(cur))
 
     def admission_rows(self, adm: Admission) -> list[Rows]:
         r = self.reader()
