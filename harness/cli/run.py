@@ -254,6 +254,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("state maintenance moments (--kill POINT:BATCH; stateful queries, maintenance running):")
     for name, doc in BOUNDARY_POINTS.items():
         print(f"  {name:<28} {doc}")
+    from harness.engine.trigger import KINDS
+
+    print(f"triggers (--trigger KIND[:INTERVAL]; docs/triggers.md): {', '.join(KINDS)}")
+    special = [s for s in all_scenarios().values() if set(s.triggers) - {"available-now", "once", "processing-time"}]
+    for sc in special:
+        print(
+            f"  {sc.name:<28} {', '.join(sc.triggers)}"
+            + (f" (default {sc.default_trigger})" if sc.default_trigger else "")
+        )
     print("checkpoint nemesis actions (--nemesis):")
     for name, fn in NEMESES.items():
         print(f"  {name:<28} {(fn.__doc__ or '').split(chr(10))[0]}")

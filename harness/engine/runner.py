@@ -74,7 +74,6 @@ class Runner:
         self.trigger = run_trigger(spec, self.scenario)
         self.scheduled = self.trigger.scheduled
         self.jobs = 0
-        self.job_pending = False
         self.state_check: StateCheck | None = None
         self._own_pool = pool is None
         self.pool = pool or DriverPool(paths.logs, spec.master, spec.confs)
@@ -121,6 +120,8 @@ class Runner:
             on_crash=self._after_crash,
         )
         self.echo(f"scenario {sc.name}: {sc.summary}; seed {self.spec.seed}; run dir {self.paths.root}")
+        if self.trigger.kind != "rounds":
+            self.echo(f"  trigger: {self.trigger.describe()}")
         for line in self.schedule.describe():
             self.echo("  " + line)
         try:
@@ -211,7 +212,7 @@ class Runner:
                     healed
                     and not any(n in NEMESES for n in self.spec.nemesis)  # a source nemesis acts before a run
                     and not never_fired(self.schedule.plan, read_ledger(self.paths.faults))
-                    and not self.job_pending
+                    and not self.scheduled  # a once job that re-ran a killed batch left newer data unread
                 ):
                     # Every fault has fired and the last run caught up: the final run would be empty.
                     self._record("info", "runner", "run", {"skipped": "nothing pending after heal"})
@@ -223,7 +224,6 @@ class Runner:
                 if self.scheduled:
                     self.jobs += 1
                     msg = run_job(self.conductor, self.echo, self.jobs, final=healed)
-                    self.job_pending = msg.get("event") != "caught_up"
                     continue
                 msg = self._drive("run")
                 self.echo(f"caught up ({len(msg.get('batches', []))} batch(es) in this query)")
