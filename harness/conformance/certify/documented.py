@@ -204,6 +204,16 @@ DOCUMENTED: dict[str, Documented] = {
         "sinks: 'Kafka sink', 'Memory sink', 'Console sink' (foreach is not among them)",
         f"{TIPS} > Continuous Processing (Supported Queries)",
     ),
+    "trigger:continuous:memory": Documented(
+        NONE,
+        "'Memory sink: Good for debugging.'; Memory Sink: Fault-tolerant: No",
+        f"{TIPS} > Continuous Processing (Supported Queries); {GUIDE} > Output Sinks (Memory Sink)",
+    ),
+    "trigger:continuous:console": Documented(
+        NONE,
+        "'Console sink: Good for debugging.'; Console Sink: Fault-tolerant: No",
+        f"{TIPS} > Continuous Processing (Supported Queries); {GUIDE} > Output Sinks (Console Sink)",
+    ),
     "trigger:real-time:kafka-kafka": Documented(
         AT_LEAST_ONCE,
         "'The built-in Kafka sink provides at-least-once delivery, with or without Real-time Mode.'",

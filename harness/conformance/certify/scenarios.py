@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -252,3 +253,38 @@ CONSOLE = _scenario(
     console_attach,
     console_read,
 )
+
+
+def _committed_values(read: Any) -> Any:
+    """``read`` keeping the rows up to the newest committed epoch (:meth:`scenarios.rate.RateSource.committed_only`)."""
+    from scenarios.library.rate_continuous import PARTITIONS
+    from scenarios.rate import RateSource
+
+    def committed(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
+        return RateSource.committed_only(read(spark, ctx, schema), ctx.checkpoint, PARTITIONS)
+
+    return committed
+
+
+def _continuous(name: str, sink: str, attach: Any, read: Any) -> Scenario:
+    """``rate_continuous`` (continuous processing) into ``sink`` instead of the Kafka sink."""
+    from scenarios.library import rate_continuous
+
+    return dataclasses.replace(
+        rate_continuous.SCENARIO,
+        name=name,
+        summary=f"rate -> map -> {sink}, continuous processing",
+        guarantee="none",
+        transform=rate_continuous.transform,
+        attach_sink=attach,
+        read_output=_committed_values(read),
+        resource=None,
+    )
+
+
+def continuous_memory_read(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:
+    return spark.table("harness_certify_continuous_memory").select(*schema.names)
+
+
+CONTINUOUS_MEMORY = _continuous("certify_continuous_memory", "memory sink", memory_attach, continuous_memory_read)
+CONTINUOUS_CONSOLE = _continuous("certify_continuous_console", "console sink", console_attach, console_read)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from harness.conformance.certify.runs import Row, kafka_missing
 
 KF = "scenarios.library.kafka_foreach"
+CS = "harness.conformance.certify.scenarios"
 #: Kills of the Real-time Mode ``foreach`` rows: inside the writer (partition 0 of batch 4, after one row), and
 #: after ``offsets/7`` (the batch's rows written, its commit not).
 FOREACH_KILLS = ("sink.write.mid:4:0:1", "after_offsets_logged:7")
@@ -77,6 +78,22 @@ TRIGGER_ROWS: tuple[Row, ...] = (
         "continuous: rate -> Python foreach",
         ("after_offsets_logged",),
         "scenarios.library.rate_continuous:FOREACH",
+        kills=("after_offsets_logged:2",),
+    ),
+    Row(
+        "trigger:continuous:memory",
+        "trigger",
+        "continuous: rate -> memory sink",
+        ("after_offsets_logged",),
+        f"{CS}:CONTINUOUS_MEMORY",
+        kills=("after_offsets_logged:2",),
+    ),
+    Row(
+        "trigger:continuous:console",
+        "trigger",
+        "continuous: rate -> console sink",
+        ("after_offsets_logged",),
+        f"{CS}:CONTINUOUS_CONSOLE",
         kills=("after_offsets_logged:2",),
     ),
     Row(
