@@ -89,6 +89,10 @@ def round_target(round_no: int, rounds: int, faults: Sequence[tuple[int, int]], 
     aimed at that epoch or before, by as many epochs as the fault waits (``faults``: ``(epoch, after_ms)``, 0 for
     one at a named point), so a timed kill finds the query still running; the final run after the last round goes
     past every fault's epoch, so each planned fault has its epoch come to pass."""
-    base = rounds * EPOCHS_PER_ROUND if final else round_no * EPOCHS_PER_ROUND
-    due = [e + 1 + -(-ms // max(1, interval_ms)) for e, ms in faults if final or e <= base]
-    return max([base, *due])
+    target = rounds * EPOCHS_PER_ROUND if final else round_no * EPOCHS_PER_ROUND
+    while True:  # a fault whose epoch the run reaches must have its moment too, which may reach another's
+        # One epoch of slack: epochs after a restart's catch-up epoch can come faster than the interval.
+        due = [e + 2 + -(-ms // max(1, interval_ms)) for e, ms in faults if final or e <= target]
+        if max([target, *due]) == target:
+            return target
+        target = max(due)

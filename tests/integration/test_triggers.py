@@ -105,7 +105,7 @@ def test_continuous_rate_into_kafka_under_timed_kills_is_at_least_once(broker: s
         "--kill",
         "batch.time:3:400",
         "--kill",
-        "batch.time:6:700",
+        "batch.time:9:300",  # in the final run: its epoch comes after the rounds' (a run never starts past it)
         "--seed",
         "3",
     )
@@ -219,3 +219,18 @@ def test_real_time_mode_measurements_that_disagree_with_micro_batches(broker: st
         "1",
     )
     assert "OPERATOR_OR_SINK_NOT_IN_ALLOWLIST" in log and doc["verdict"] == "unknown", log
+
+
+@pytest.mark.heavy  # measured here: about 40 s each
+@pytest.mark.parametrize("trigger", ["available-now", "once"])
+def test_a_users_python_source_runs_scheduled_jobs(trigger: str, tmp_path: Path) -> None:
+    """A connector author's own source (``PythonSource``: the JSONL example, which implements
+    ``SupportsTriggerAvailableNow``) in scheduled jobs: its upsert pipeline holds, its naive twin is caught."""
+    kills = ("--kill", "after_offsets_logged:0", "--kill", "sink.commit.after:1")
+    common = ("--trigger", trigger, "--rounds", "3", "--kills", "0", "--seed", "2", *kills)
+    rc, doc, log = harness_json(tmp_path / "ok.json", "run", "examples.pipelines.log_lines:SCENARIO", *common)
+    assert rc == 0 and doc["verdict"] == "exactly-once" and len(doc["kills_fired"]) == 2, log
+    rc, doc, log = harness_json(
+        tmp_path / "bad.json", "run", "examples.pipelines.log_lines:BROKEN_SINK_SCENARIO", *common
+    )
+    assert rc == 1 and _kinds(doc) == {"duplicate"}, log

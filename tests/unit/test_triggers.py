@@ -135,8 +135,8 @@ def test_epoch_schedule_aims_kills_at_epochs_the_rounds_commit() -> None:
 def test_round_targets_outlast_timed_kills(tmp_path: Path) -> None:
     assert round_target(1, 2, [], 1000, final=False) == EPOCHS_PER_ROUND
     # a timed kill 400 ms after offsets/3 needs the round that writes offsets/3 to run one epoch past it
-    assert round_target(1, 2, [(3, 400)], 1000, final=False) == 5
-    assert round_target(2, 2, [(9, 2500)], 1000, final=True) == 13
+    assert round_target(1, 2, [(3, 400)], 1000, final=False) == 6
+    assert round_target(2, 2, [(9, 2500)], 1000, final=True) == 14
     write_target(tmp_path, 7)
     assert read_target(tmp_path) == 7
 
