@@ -1,4 +1,5 @@
-"""``python -m harness inspect``: read and check a checkpoint without Spark.
+"""``python -m harness inspect``: read and check a checkpoint without Spark (a Structured Streaming one, or a
+DStream ``StreamingContext``'s: :mod:`harness.inspector.dstream`).
 
 Usage::
 
@@ -96,7 +97,23 @@ def _spark_view(checkpoint: str) -> SparkStateView:
             spark.stop()
 
 
+def _inspect_dstream(args: argparse.Namespace, checkpoint: str) -> int:
+    """A ``StreamingContext`` (DStream) checkpoint: :mod:`harness.inspector.dstream`."""
+    from harness.inspector.dstream import dstream_json, inspect_dstream, render_dstream
+
+    for flag, given in (("--sink-dir", args.sink_dir), ("--delta", getattr(args, "delta", None))):
+        if given is not None:
+            return _error(flag, f"applies to a Structured Streaming checkpoint; {checkpoint} is a DStream one")
+    report = inspect_dstream(checkpoint)
+    _emit(json.dumps(dstream_json(report), indent=2) if args.json else render_dstream(report))
+    return report.exit_code
+
+
 def _inspect(args: argparse.Namespace, checkpoint: str) -> int:
+    from harness.inspector.dstream import is_dstream_checkpoint
+
+    if is_dstream_checkpoint(checkpoint):
+        return _inspect_dstream(args, checkpoint)
     from harness.inspector.cross_check import cross_check, render_cross_check
     from harness.inspector.inspection import inspect_checkpoint
     from harness.inspector.render import render_text, report_json
