@@ -131,13 +131,15 @@ def chaos_specs(
     kill_points = list(scenario.kill_points)
     if trigger is not None and trigger.kind != "processing-time":
         # Batch ids every run of the trigger makes; no sink.write.mid, whose row count the kills may reshape.
+        if trigger.kind == "once":  # at most rounds // 2 faults, so rounds - faults job batches hold them all
+            max_faults = min(max_faults, len(rows) // 2)
         sure = fault_batches(trigger.kind, rows, limit, max_faults)
         predicted = [({}, {}) for _ in range(sure)] if trigger.epochs else predicted[:sure]
         kill_points = [p for p in kill_points if p != "sink.write.mid"] or kill_points
     faults: list[FaultRule] = []
     servers = list(getattr(scenario.source, "fault_actions", ()))
     step_calls = steps(seed, rows, batch_rows) if steps is not None and predicted else {}
-    if predicted:
+    if predicted and max_faults > 0:
         n = draw(st.integers(min(1, max_faults), min(max_faults, len(predicted) * len(scenario.kill_points))))
         used: set[tuple[int, str]] = set()
         threshold = round((1.0 - hard_kill_ratio) * 100)

@@ -127,6 +127,8 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         from harness.engine.spec import RunSpec
         from harness.engine.trigger import run_trigger
 
+        if triggers and get_scenario(args.scenario).upgrade_to:
+            return _fail(f"scenario {args.scenario} is an upgrade run, which takes the default trigger: no --trigger")
         for text in triggers:
             run_trigger(RunSpec(args.scenario, 0, trigger=text), get_scenario(args.scenario))
     except ValueError as exc:
@@ -239,6 +241,8 @@ def _cmd_chaos_source(args: argparse.Namespace) -> int:
             ("--shard", args.shard is not None),
             ("--shrink-budget", args.shrink_budget is not None),
             ("--database", args.database is not None),
+            ("--trigger", bool(args.trigger)),
+            ("--rounds", args.rounds is not None),
         )
         if used
     ]

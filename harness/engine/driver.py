@@ -40,7 +40,7 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
 from harness.engine.deploy import committed_before, read_deployed, upgrade_expected
-from harness.engine.epochs import SPREAD_MAX_S, run_epochs
+from harness.engine.epochs import SPREAD_MAX_S, EpochQueryDied, run_epochs
 from harness.engine.progress import ProgressLog, caught_up
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
@@ -190,7 +190,7 @@ class Driver:
                         lambda offset: bool(reached(offset, self.source_run)),
                         self.spec.command_timeout_s * 0.9,
                     )
-                except RuntimeError as exc:
+                except EpochQueryDied as exc:  # a timeout or a source's read error is the harness's, not the query's
                     query.stop()
                     raise QueryFailed(str(exc).split("\n=== Streaming Query ===")[0]) from exc
             if trigger.kind == "processing-time":  # runs until stopped: stop it, gracefully, once caught up

@@ -31,6 +31,11 @@ SPREAD_MAX_S = 4.0
 #: How often the driver looks at the checkpoint.
 POLL_S = 0.1
 
+
+class EpochQueryDied(RuntimeError):
+    """The query of an epoch run stopped before it caught up (its exception, if any, is the message)."""
+
+
 #: Is the source caught up at this committed offset (the source's entry of ``offsets/N``, parsed JSON)?
 CaughtUp = Callable[[Any], bool]
 
@@ -64,13 +69,14 @@ def run_epochs(query: Any, checkpoint: Path, run_dir: Path, caught_up: CaughtUp,
     while True:
         if not query.isActive:
             error = query.exception()
-            raise RuntimeError(str(error) if error is not None else "the query stopped by itself")
+            raise EpochQueryDied(str(error) if error is not None else "the query stopped by itself")
         newest = newest_committed(checkpoint)
         if newest is not None and newest[0] >= target and caught_up(newest[1]):
             break
         if time.monotonic() > deadline:
             seen = "none" if newest is None else f"epoch {newest[0]} at {json.dumps(newest[1])}"
-            raise RuntimeError(
+            query.stop()
+            raise TimeoutError(
                 f"the query did not catch up within {timeout_s:.0f} s (target epoch {target}; newest committed: {seen})"
             )
         time.sleep(POLL_S)

@@ -116,12 +116,17 @@ def parse_interval(text: str, where: str) -> int:
     body = body[len("interval") :].strip() if body.startswith("interval") else body
     usage = f"{where}: interval {text!r} is not one Spark accepts; give it as 'N unit', e.g. '500 milliseconds', "
     usage += "'2 seconds', '1 minute 30 seconds'"
-    parts = _PART.findall(body)
-    if not body or not parts or _PART.sub("", body).strip():
+    words = body.split()
+    if not words or len(words) % 2:
+        raise ValueError(usage)
+    parts = list(zip(words[::2], words[1::2], strict=True))
+    if not all(_PART.fullmatch(f"{a} {u}") for a, u in parts):
         raise ValueError(usage)
     total = 0.0
     for amount, unit in parts:
         name = unit[:-1] if unit.endswith("s") else unit
+        if "." in amount and name != "second":
+            raise ValueError(f"{where}: interval {text!r}: Spark takes a fraction in seconds only")
         if name in _MONTHS:
             raise ValueError(f"{where}: interval {text!r}: Spark refuses month and year intervals in a trigger")
         if name not in _UNITS_MS:

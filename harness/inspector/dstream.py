@@ -15,7 +15,8 @@ Without a JVM the graph cannot be decoded, but the files can be judged:
 - ``dstream-missing``: ``checkpoint-T`` gone while its ``.bk`` and newer times are there (a deleted file);
 - ``dstream-gap``: a batch time missing between the oldest and newest kept ones, at the batch interval the
   kept times show (a deleted file: Spark restarts from whatever is newest, never noticing);
-- ``dstream-temp`` (a note): a ``temp`` file left by a write that did not finish.
+- ``dstream-temp`` (a note): a ``temp`` file left by a write that did not finish;
+- ``dstream-codec`` (a note): a file compressed with another codec than lz4 (not decoded, not judged).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def is_dstream_checkpoint(path: str | Path) -> bool:
 
 def lz4_problem(data: bytes) -> str | None:
     """Why ``data`` is not a complete LZ4 block stream (lz4-java's ``LZ4BlockOutputStream``), else ``None``."""
+    if not LZ4_MAGIC.startswith(data[:8]) or not data:
+        return "no LZ4Block magic at byte 0 (not an lz4 stream: another codec, or not a checkpoint Spark wrote)"
     pos = 0
     while True:
         if len(data) - pos < HEADER:
@@ -198,7 +201,17 @@ def inspect_dstream(path: str | Path) -> DStreamReport:
     }
     report = DStreamReport(str(root), files, times, interval, rdds)
     for f in files:
-        if f.problem:
+        if f.problem and f.problem.startswith("no LZ4Block magic at byte 0"):
+            report.findings.append(
+                DStreamFinding(
+                    "dstream-codec",
+                    "note",
+                    str(root / f.name),
+                    f"{f.name} is not an LZ4 block stream: written with another spark.io.compression.codec (zstd, "
+                    "snappy), which the inspector does not decode; its completeness is not checked",
+                )
+            )
+        elif f.problem:
             report.findings.append(
                 DStreamFinding(
                     "dstream-truncated",

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -235,9 +233,11 @@ class KafkaTopic:
         return df.select(F.from_json(F.col("value").cast("string"), self.ddl).alias("r")).select("r.*")
 
     def stream(self, spark: SparkSession, run: SourceRun) -> DataFrame:
-        _wait_spreading(self.where(run))  # a spread from an earlier query of this driver ends first
+        from scenarios.kafka.spread import spread, wait_spreading
+
+        wait_spreading(self.where(run))  # a spread from an earlier query of this driver ends first
         if run.spread_s > 0:
-            _spread(self, run)
+            spread(self, run)
         else:
             self.publish(run)
         return self._parsed(spark.readStream.format("kafka").options(**self._reader_options(run)).load())
@@ -295,48 +295,3 @@ def _ts(ms: int) -> Any:
     from datetime import datetime
 
     return datetime.fromtimestamp(ms / 1000, tz=UTC)
-
-
-#: Spreading publishers by (bootstrap, topic): at most one per topic in a driver process.
-_SPREADING: dict[tuple[str, str], threading.Thread] = {}
-#: Records per produce call while spreading a round.
-SPREAD_CHUNK = 8
-
-
-def _wait_spreading(where: tuple[str, str]) -> None:
-    thread = _SPREADING.get(where)
-    if thread is not None:
-        thread.join()
-
-
-def _spread(source: KafkaTopic, run: SourceRun) -> None:
-    """Produce what the tap has and the topic lacks over ``run.spread_s`` seconds, in a daemon thread, a few
-    records at a time (a driver killed meanwhile leaves the rest to the next driver's :meth:`KafkaTopic.stream`,
-    which produces what the topic lacks)."""
-    from scenarios.kafka import client
-
-    bootstrap, topic = where = source.where(run)
-    available = read_tap(run.tap)
-    if not client.topic_exists(bootstrap, topic):
-        client.create_topic(bootstrap, topic, max(len(available), run.config.partitions))
-    have = client.end_offsets(bootstrap, topic)
-    if any(p not in have for p in available):  # the tap grew partitions: publish() grows the topic first
-        source.publish(run)
-        return
-    records = [
-        r
-        for partition, end in sorted(available.items())
-        if end > have.get(partition, 0)
-        for r in source.records(run.config, partition, have.get(partition, 0), end)
-    ]
-    chunks = [records[i : i + SPREAD_CHUNK] for i in range(0, len(records), SPREAD_CHUNK)]
-    pause = run.spread_s / max(1, len(chunks))
-
-    def produce() -> None:
-        for chunk in chunks:
-            client.produce(bootstrap, topic, chunk)
-            time.sleep(pause)
-
-    thread = threading.Thread(target=produce, name=f"spread-{topic}", daemon=True)
-    _SPREADING[where] = thread
-    thread.start()

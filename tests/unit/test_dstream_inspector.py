@@ -93,3 +93,10 @@ def test_real_checkpoint_files_decode_to_their_input_files(tmp_path: Path) -> No
     data = (ck / "checkpoint-1795714591000").read_bytes()
     (ck / "checkpoint-1795714591000").write_bytes(data[: len(data) // 3])
     assert sorted(f.id for f in inspect_dstream(ck).violations) == ["dstream-missing", "dstream-truncated"]
+
+
+def test_another_codec_is_a_note_not_a_violation(tmp_path: Path) -> None:
+    ck = _checkpoint(tmp_path / "ck", [1000, 2000])
+    (ck / "checkpoint-2000").write_bytes(b"\x28\xb5\x2f\xfd" + b"zstd frame")  # zstd's magic
+    report = inspect_dstream(ck)
+    assert report.exit_code == 0 and [f.id for f in report.findings] == ["dstream-codec"]

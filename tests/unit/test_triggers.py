@@ -219,3 +219,20 @@ def test_the_inspector_reads_an_epoch_checkpoint_and_names_a_gap(tmp_path: Path)
     report = inspect_checkpoint(ckpt)
     assert [(f.id, f.path) for f in report.violations] == [("commits-gap", str(ckpt / "commits" / "2"))]
     assert report.exit_code == 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_chaos_under_once_always_places_its_faults_where_jobs_reach(data: st.DataObject) -> None:
+    """At most rounds // 2 faults, each below rounds - faults: every example exercises a fault that fires."""
+    sc = get_scenario("file_sink_stateless")
+    spec = data.draw(chaos_specs(sc, max_rounds=2, max_faults=3, triggers=("once",), rounds=4))
+    faults = spec.extra_faults
+    assert 1 <= len(faults) <= 2 and all(f.batch is not None and f.batch < 4 - len(faults) for f in faults)
+
+
+def test_fractions_are_seconds_only_and_parts_are_spaced() -> None:
+    with pytest.raises(ValueError, match="fraction in seconds only"):
+        parse_trigger("processing-time:1.5 minutes")
+    with pytest.raises(ValueError, match="not one Spark accepts"):
+        parse_trigger("processing-time:1 second2 seconds")
