@@ -219,16 +219,8 @@ class SourceProbe:
             return None  # Spark passes this source no limit but ReadAllAvailable
         limit: ReadLimit = default
         chosen = f"{default!r} from getDefaultReadLimit()"
-        steps, cur = [o.i], o.i
-        for _ in range(MAX_ADMISSION_STEPS):
-            nxt = r.latest(cur, limit)
-            if _same(nxt, cur):
-                break
-            steps.append(nxt)
-            cur = nxt
-            if _same(cur, o.d):
-                break
-        return Admission(limit, chosen, steps, _same(cur, o.d))
+        steps = _walk(r, o.i, limit, until=o.d)
+        return Admission(limit, chosen, steps, _same(steps[-1], o.d))
 
     @step("an availableNow job (prepareForTriggerAvailableNow, then latestOffset to its target)")
     def available_now(self) -> AvailableNow | None:
@@ -240,15 +232,9 @@ class SourceProbe:
         available = self.reader().latest(i)
         r.prepare_available_now()
         limit = r.default_limit()
-        steps, cur = [i], i
-        for _ in range(MAX_ADMISSION_STEPS):
-            nxt = r.latest(cur, limit)
-            if _same(nxt, cur):
-                break
-            steps.append(nxt)
-            cur = nxt
+        steps = _walk(r, i, limit)
         self.ctx.add_data(self.batch_rows)  # data arriving while the job runs
-        return AvailableNow(i, available, steps, r.latest(cur, limit), self.reader().latest(cur))
+        return AvailableNow(i, available, steps, r.latest(steps[-1], limit), self.reader().latest(steps[-1]))
 
     def admission_rows(self, adm: Admission) -> list[Rows]:
         r = self.reader()
@@ -258,6 +244,21 @@ class SourceProbe:
         for r in self._readers:
             r.stop()
         self.ctx.close()
+
+
+def _walk(r: Reader, start: Any, limit: ReadLimit, until: Any = None) -> list[Any]:
+    """``start``, then each ``r.latest(o, limit)`` until it stops moving (or reaches ``until``), at most
+    :data:`MAX_ADMISSION_STEPS` calls: the batches a query plans under ``limit``."""
+    steps, cur = [start], start
+    for _ in range(MAX_ADMISSION_STEPS):
+        nxt = r.latest(cur, limit)
+        if _same(nxt, cur):
+            break
+        steps.append(nxt)
+        cur = nxt
+        if until is not None and _same(cur, until):
+            break
+    return steps
 
 
 def _same(a: Any, b: Any) -> bool:
