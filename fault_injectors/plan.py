@@ -80,12 +80,26 @@ BOUNDARY_POINTS: dict[str, str] = {
         "than spark.sql.streaming.minBatchesToRetain, mid-purge (checkpoint watcher, within ~20 ms; SIGKILL only)"
     ),
 }
+#: Batch boundaries of a DStream application (:mod:`fault_injectors.dstream`): batch N is the batch that reads round
+#: N's files (one batch per round, by the files' modification times). Exact, fired in the driver; not in
+#: :data:`ALL_CRASH_POINTS`, since they exist only in a DStream scenario.
+DSTREAM_POINTS: dict[str, str] = {
+    "dstream.batch.start": (
+        "DStream batch N's jobs run: checkpoint-<time> of its generation is written (the harness waits for it), its "
+        "first output operation is about to run (exact)"
+    ),
+    "dstream.batch.end": (
+        "every output operation of DStream batch N has returned; the checkpoint that marks the batch done is not "
+        "written yet (exact)"
+    ),
+}
 #: The wrapped sink functions whose steps are counted, each on its own (steps restart at 1 in each call).
 WRAPPERS: dict[str, str] = {
     "foreach_batch": "a foreachBatch function (driver)",
     "write": "DataSourceStreamWriter.write() (one call per task, on an executor)",
     "commit": "DataSourceStreamWriter.commit(messages, batchId) (driver side)",
     "abort": "DataSourceStreamWriter.abort(messages, batchId) (driver side)",
+    "foreach_rdd": "a DStream foreachRDD function (driver), including saveAsTextFiles",
 }
 
 #: What a fault does when it fires.
@@ -156,7 +170,7 @@ class FaultRule:
         if not self.id or not isinstance(self.id, str) or "/" in self.id:
             raise FaultPlanError("fault rule: field 'id' must be a non-empty string without '/'")
         where = f"fault rule {self.id!r}"
-        known = (CRASH_POINTS, STEP_POINTS, TIMED_POINTS, BOUNDARY_POINTS)
+        known = (CRASH_POINTS, STEP_POINTS, TIMED_POINTS, BOUNDARY_POINTS, DSTREAM_POINTS)
         if not any(self.point in points for points in known):
             raise FaultPlanError(
                 f"{where}: field 'point' is {self.point!r}; known crash points: "

@@ -97,9 +97,11 @@ def publish(
     config: SourceConfig,
     rows: Rows | None,
     schema: StructType,
+    mtime_ms: int | None = None,
 ) -> list[str]:
     """Write the files for what the tap has available and ``directory`` lacks; returns their names.
-    Each file is written under a hidden name, fsynced and renamed into place."""
+    Each file is written under a hidden name, fsynced and renamed into place; ``mtime_ms`` (ms since the epoch)
+    sets its modification time before the rename (a DStream file stream selects files by it)."""
     if fmt not in FORMATS:
         raise ConfigError(f"file source: format {fmt!r} is not one of {sorted(FORMATS)}")
     d = Path(directory)
@@ -117,6 +119,8 @@ def publish(
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if mtime_ms is not None:
+            os.utime(tmp, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
         os.replace(tmp, d / name)
         written.append(name)
     return written

@@ -28,6 +28,11 @@ class HarnessError(RuntimeError):
     """The harness could not produce a verdict (infrastructure, not the pipeline)."""
 
 
+class RunRefused(HarnessError):
+    """The driver refused the run's pipeline as bad input (e.g. a DStream setup function without a checkpoint):
+    the message is one line saying what to change."""
+
+
 class QueryFailedError(HarnessError):
     """The streaming query refused to continue (a loud failure, e.g. after checkpoint damage)."""
 
@@ -120,6 +125,8 @@ class Conductor:
                 continue
             if msg.get("event") == "error":
                 self.record("fail", drv.name, cmd, {"message": msg.get("message")})
+                if msg.get("refused"):
+                    raise RunRefused(str(msg.get("message")))
                 if msg.get("query_failed"):
                     raise QueryFailedError(
                         f"the streaming query failed loudly in {drv.name}: {msg.get('message')}\n  log: {drv.log_path}"

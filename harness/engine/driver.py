@@ -40,6 +40,7 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
 from harness.engine.deploy import committed_before, read_deployed, upgrade_expected
+from harness.engine.dstream import AppFailed, SetupRefused, run_app, write_batches
 from harness.engine.epochs import SPREAD_MAX_S, EpochQueryDied, run_epochs
 from harness.engine.progress import ProgressLog, caught_up
 from harness.engine.rundir import RunPaths
@@ -55,6 +56,7 @@ from harness.verdict.sink_versions import write_versions
 from harness.verdict.state_check import ERROR, EXPECTED, OBSERVED, STATE_DIR, UNREADABLE, state_file
 from scenarios import Scenario, SinkContext, get_scenario
 from scenarios.base import RUN_OUTPUT_ENV, OracleContext
+from scenarios.dstream import DStreamScenario
 from scenarios.sources import SourceRun
 
 if TYPE_CHECKING:
@@ -148,6 +150,13 @@ class Driver:
         )
 
     def run(self) -> dict[str, Any]:
+        running = self.running()
+        if isinstance(running, DStreamScenario):  # a DStream application (harness.engine.dstream)
+            os.environ[RUN_OUTPUT_ENV] = self.ctx.output
+            ctx = running.context(self.ctx, str(self.paths.input))
+            timeout = self.spec.command_timeout_s * 0.9
+            events = self.progress.events_path if self.progress is not None else None
+            return run_app(self.spark.sparkContext, self.paths, running, self.source_run, ctx, events, timeout)
         watcher = CheckpointWatcher(self.ctx.faults, self.paths.checkpoint, self.paths.output)
         if watcher.needed():
             watcher.start()
@@ -239,6 +248,8 @@ class Driver:
         located = self.scenario.source.input_batches(self.source_run, self.scenario.identity)
         if located is not None:  # a source without provenance columns: which batch read which row
             pq.write_table(located, self.paths.oracle / INPUT_BATCHES)
+        if isinstance(self.scenario, DStreamScenario):  # batch times and files, to name anomalies by
+            write_batches(self.paths.root, self.paths.oracle)
         return {"event": "checked", **counts}
 
     def _write_final_state(self, batch_input: Any, ctx: OracleContext) -> None:
@@ -305,8 +316,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 reply = {"event": "error", "message": f"unknown command {cmd!r} (or no run directory open)"}
         except Exception as exc:
-            query_failed = isinstance(exc, QueryFailed | StreamingQueryException)
+            query_failed = isinstance(exc, QueryFailed | StreamingQueryException | AppFailed)
             reply = {"event": "error", "message": str(exc), "query_failed": query_failed}
+            if isinstance(exc, SetupRefused):  # bad input: the runner reports it in one line
+                reply["refused"] = True
             reply["traceback"] = traceback.format_exc()
         _send(proto, reply)
     spark.stop()

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def _append_event(path: Path, f: str, value: dict[str, Any]) -> None:
+def append_event(path: Path, f: str, value: dict[str, Any]) -> None:
     line = json.dumps({"time_ns": time.time_ns(), "f": f, "value": value}, default=str) + "\n"
     fd = os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o644)
     try:
@@ -56,12 +56,12 @@ class ProgressLog:
         class Listener(StreamingQueryListener):
             def onQueryStarted(self, event: Any) -> None:
                 if log.events_path:
-                    _append_event(log.events_path, "query_started", {"run_id": str(event.runId)})
+                    append_event(log.events_path, "query_started", {"run_id": str(event.runId)})
 
             def onQueryProgress(self, event: Any) -> None:
                 summary = progress_summary(event.progress)
                 if log.events_path:
-                    _append_event(log.events_path, "batch", summary)
+                    append_event(log.events_path, "batch", summary)
                 log.seen.add((str(event.progress.runId), summary["batch_id"]))
 
             def onQueryIdle(self, event: Any) -> None:
@@ -69,7 +69,7 @@ class ProgressLog:
 
             def onQueryTerminated(self, event: Any) -> None:
                 if log.events_path:
-                    _append_event(log.events_path, "query_terminated", {"exception": event.exception})
+                    append_event(log.events_path, "query_terminated", {"exception": event.exception})
 
         spark.streams.addListener(Listener())
 

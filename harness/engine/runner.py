@@ -25,7 +25,7 @@ from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.nemesis import NEMESES, NemesisError
 from fault_injectors.plan import PURGE_POINT, RESOURCE_ACTIONS, SNAPSHOT_POINT
 from harness.engine.between import Applied, allowed_losses, apply_between_runs, loss_first
-from harness.engine.conductor import Conductor, HarnessError, QueryFailedError
+from harness.engine.conductor import Conductor, HarnessError, QueryFailedError, RunRefused
 from harness.engine.deploy import (
     DEPLOY_POINT,
     Deployed,
@@ -51,6 +51,7 @@ from harness.verdict.allowed import allow_losses
 from harness.verdict.check import batches_json, check_run_dir
 from harness.verdict.checker import CheckResult, FaultRef
 from harness.verdict.deploy_marks import mark_deploy
+from harness.verdict.dstream_marks import dstream_batches_json
 from harness.verdict.state_check import StateCheck, check_final_state
 from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
@@ -150,6 +151,8 @@ class Runner:
                 outcome.error = "planned fault(s) never fired, so the run proves nothing about them:\n" + "\n".join(
                     f"fault {r.id} planned ({r.describe()}) never fired{r.why_unfired()}" for r in missing
                 )
+        except RunRefused:
+            raise  # bad input: no run to report
         except HarnessError as exc:
             outcome.query_failed = isinstance(exc, QueryFailedError)
             deployed = read_deployed(self.paths.deployed)
@@ -175,7 +178,8 @@ class Runner:
                 if kill.get("point") == SNAPSHOT_POINT and STATE_SNAPSHOT not in found:
                     found.append(STATE_SNAPSHOT)  # it fired as the copy appeared, whatever is left on disk now
                 kill["boundaries"] = found
-        outcome.batches = batches_json(self.paths.checkpoint)
+        dstream = dstream_batches_json(self.paths.oracle) if self.paths.oracle.is_dir() else None
+        outcome.batches = batches_json(self.paths.checkpoint) if dstream is None else dstream
         if outcome.verdict != "exactly-once":
             sink_dir = self.paths.output if (self.paths.output / "_spark_metadata").is_dir() else None
             outcome.inspector_summary = summarize(self.paths.checkpoint, sink_dir)

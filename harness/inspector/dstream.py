@@ -13,8 +13,9 @@ Without a JVM the graph cannot be decoded, but the files can be judged:
   write). At restart Spark's reader skips it and falls back to an older file: the context restarts from an
   older batch time and re-runs the batches after it (their outputs are written again);
 - ``dstream-missing``: ``checkpoint-T`` gone while its ``.bk`` and newer times are there (a deleted file);
-- ``dstream-gap``: a batch time missing between the oldest and newest kept ones, at the batch interval the
-  kept times show (a deleted file: Spark restarts from whatever is newest, never noticing);
+- ``dstream-gap`` (a note): batch times missing between the oldest and newest kept ones, at the batch interval
+  the kept times show: a driver's downtime (the batches a restarted context runs for the time it was down are
+  not checkpointed one by one: measured) or deleted files; the two cannot be told apart from the files;
 - ``dstream-temp`` (a note): a ``temp`` file left by a write that did not finish;
 - ``dstream-codec`` (a note): a file compressed with another codec than lz4 (not decoded, not judged).
 """
@@ -120,8 +121,11 @@ def lz4_stream_payload(data: bytes) -> bytes:
         pos += compressed
 
 
-#: A Java-serialized string (TC_STRING, 2-byte length) naming a file URI.
-_JAVA_URI = re.compile(rb"\x74(..)((?:file|hdfs|s3a?|abfss?|gs):/[^\x00-\x1f]*)", re.DOTALL)
+#: A Java-serialized string (TC_STRING, 2-byte length) naming a file URI; a lookahead, so that a string right
+#: after another one (``...jsont\x00\x38file:/...``) is found too.
+_JAVA_URI = re.compile(rb"\x74(?=(..)((?:file|hdfs|s3a?|abfss?|gs):/[^\x00-\x1f]*))", re.DOTALL)
+#: URIs the serialized SparkConf names (``spark.jars``, the warehouse), not input files.
+_CONF_URI = re.compile(r",|\.(jar|zip|egg|py)$|/spark-warehouse$")
 
 
 def referenced_files(data: bytes) -> list[str]:
@@ -135,7 +139,7 @@ def referenced_files(data: bytes) -> list[str]:
     for m in _JAVA_URI.finditer(payload):
         length = int.from_bytes(m.group(1), "big")
         uri = m.group(2)[:length].decode("utf-8", "replace")
-        if len(m.group(2)) >= length and not uri.endswith("/"):
+        if len(m.group(2)) >= length and not uri.endswith("/") and not _CONF_URI.search(uri):
             found.append(uri)
     return sorted(set(found))
 
@@ -222,17 +226,25 @@ def inspect_dstream(path: str | Path) -> DStreamReport:
                 )
             )
     if interval:
-        for missing in range(times[0] + interval, times[-1], interval):
-            if missing not in times:
-                report.findings.append(
-                    DStreamFinding(
-                        "dstream-gap",
-                        "violation",
-                        str(root / f"checkpoint-{missing}"),
-                        f"batch time {missing} has no checkpoint file between {times[0]} and {times[-1]} "
-                        f"(every {interval} ms): a deleted checkpoint file",
-                    )
+        absent = [t for t in range(times[0] + interval, times[-1], interval) if t not in times]
+        runs: list[list[int]] = []
+        for t in absent:  # one note per run of consecutive missing times
+            if runs and t - runs[-1][-1] == interval:
+                runs[-1].append(t)
+            else:
+                runs.append([t])
+        for run in runs:
+            span = f"{run[0]}" if len(run) == 1 else f"{run[0]}..{run[-1]} ({len(run)} times)"
+            report.findings.append(
+                DStreamFinding(
+                    "dstream-gap",
+                    "note",
+                    str(root / f"checkpoint-{run[0]}"),
+                    f"batch time(s) {span} have no checkpoint file (every {interval} ms between {times[0]} and "
+                    f"{times[-1]}): a driver's downtime, whose batches a restarted context runs without "
+                    "checkpointing them one by one, or deleted checkpoint files",
                 )
+            )
     names = {f.name for f in files}
     for t in times[1:-1]:  # the oldest may have lost one of its pair to Spark's cleanup; the newest is in flight
         if f"checkpoint-{t}" not in names and not (root / "temp").exists():
@@ -264,7 +276,7 @@ def render_dstream(report: DStreamReport) -> str:
         f"DStream checkpoint INCONSISTENT: {len(report.violations)} violation(s) "
         f"({', '.join(sorted({f.id for f in report.violations}))})"
         if report.violations
-        else "DStream checkpoint OK: every file complete, no batch time missing"
+        else "DStream checkpoint OK: every file complete, none of a pair missing"
     )
     every = f", every {report.interval_ms} ms" if report.interval_ms else ""
     lines = [head, f"checkpoint: {report.path}", f"batch times ({len(report.times)}{every}):"]

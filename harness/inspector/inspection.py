@@ -87,8 +87,12 @@ def summarize(
     checkpoint_dir: str | os.PathLike[str], sink_dir: str | os.PathLike[str] | None = None, tail: int = 5
 ) -> str:
     """A short multi-line text for a run report: headline, the last ``tail`` batches
-    of the timeline, then every violation (at most 8 per id). Never raises."""
+    of the timeline, then every violation (at most 8 per id); a DStream checkpoint's own report. Never raises."""
+    from harness.inspector.dstream import inspect_dstream, is_dstream_checkpoint, render_dstream
+
     try:
+        if is_dstream_checkpoint(os.fspath(checkpoint_dir)):
+            return render_dstream(inspect_dstream(os.fspath(checkpoint_dir)))
         report = inspect_checkpoint(checkpoint_dir, sink_dir)
     except CheckpointError as exc:
         return f"checkpoint inspector: cannot read {exc.path}: {exc.problem}"

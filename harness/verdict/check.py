@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.inspector import CheckpointError, read_batches, read_source_logs
 from harness.verdict.checker import Anomaly, BatchSpan, CheckResult, FaultRef, _norm, check_exactly_once
+from harness.verdict.dstream_marks import dstream_spans, name_dstream, read_dstream
 from harness.verdict.multiset import rows_to_check
 from harness.verdict.sink_versions import BATCHES_FILE, name_versions
 from scenarios.admission import offsets_from_json
@@ -139,8 +140,9 @@ def check_run_dir(
     oracle = Path(oracle_dir)
     try:
         tables = pq.read_table(oracle / "expected.parquet"), pq.read_table(oracle / "observed.parquet")
-        spans = batch_spans(checkpoint)
-    except (OSError, CheckpointError, ValueError) as exc:
+        dstream = read_dstream(oracle)  # a DStream run: no offset log; the rounds' files are the batches
+        spans = batch_spans(checkpoint) if dstream is None else dstream_spans(dstream)
+    except (OSError, CheckpointError, ValueError, KeyError) as exc:
         return CheckResult("unknown", error=f"could not read the run's output or checkpoint: {exc}")
     refs = [FaultRef(f["history_index"], f["batch"], f["point"], f["description"]) for f in faults]
     result = check_tables(
@@ -153,6 +155,8 @@ def check_run_dir(
             )
         except (OSError, CheckpointError, ValueError) as exc:
             result.error = f"anomalies not located: {oracle / INPUT_BATCHES} or the checkpoint is unreadable ({exc})"
+    if dstream is not None:
+        result.anomalies = name_dstream(result.anomalies, dstream)
     try:
         result.anomalies = name_versions(result.anomalies, oracle, identity)
     except (OSError, ValueError, KeyError) as exc:

@@ -56,6 +56,16 @@ Triggers (continuous processing and Real-time Mode besides micro-batches; ``--tr
 - ``rate_continuous``: the ``rate`` source into the Kafka sink in continuous processing (``FOREACH``: into a
   Python ``foreach``, which PySpark cannot run there). At-least-once.
 
+DStreams (``pyspark.streaming`` applications recovered with ``getOrCreate``, docs/dstreams.md):
+
+- ``dstream_foreach``: ``textFileStream`` -> map/filter -> ``foreachRDD`` writing a file per batch time. Correct.
+- ``dstream_foreach_naive``: the same, appending every batch to one file. Broken: duplicates on a re-run batch.
+- ``dstream_state``: ``updateStateByKey`` totals by group, checkpointed, written whole each batch. Correct.
+- ``dstream_state_outside``: per-batch sums added into totals kept outside Spark. Broken: over-counts.
+- ``dstream_save_text``: ``saveAsTextFiles``, a directory per batch time. Exactly-once, as documented (measured).
+- ``dstream_migrated``: ``dstream_foreach`` moved to Structured Streaming (file source, ``foreachBatch`` by batch
+  id; ``NAIVE``: appending). Correct (``NAIVE``: duplicates, the same rows as ``dstream_foreach_naive``'s).
+
 Upgrades (each names its next version, ``V2`` in the same module, as ``upgrade_to``: ``run`` and ``chaos``
 deploy it over the same checkpoint and sink, with faults on both sides):
 

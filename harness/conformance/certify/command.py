@@ -30,6 +30,7 @@ from typing import Any
 
 from harness.conformance.certify.delta import DELTA_ROWS
 from harness.conformance.certify.documented import DOCUMENTED, REPLAYABLE
+from harness.conformance.certify.dstreams import DSTREAM_ROWS
 from harness.conformance.certify.runs import (
     Row,
     kafka_missing,
@@ -126,6 +127,7 @@ ROWS: tuple[Row, ...] = (
     ),
     *DELTA_ROWS,
     *TRIGGER_ROWS,
+    *DSTREAM_ROWS,
 )
 ROW_KEYS = tuple(r.key for r in ROWS)
 

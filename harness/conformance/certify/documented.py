@@ -55,6 +55,9 @@ apache/spark master, added by SPARK-57234 for the mode Spark 4.1 shipped undocum
 Tolerance", "Caveats" and "Supported Queries" (its first version: "supports stateless queries only"; a later one
 lists stateful operations "supported since Spark 4.3.0").
 
+The DStream rows cite the Spark Streaming Programming Guide (``docs/streaming-programming-guide.md``), section
+"Fault-tolerance Semantics", subsection "Semantics of output operations".
+
 The reference sinks' rows cite this repository's ``docs/reference-sinks.md``.
 "No" (not fault-tolerant) is the level ``none`` of :mod:`harness.conformance.guarantees`.
 """
@@ -74,6 +77,7 @@ DELTA_RS_2580 = "delta-io/delta-rs issue #2580 (open)"
 TIPS = "Structured Streaming Programming Guide, Performance Tips"
 REAL_TIME = "Structured Streaming, Real-time Mode (apache/spark master)"
 REPLAYABLE = "replayable"
+DSTREAM_GUIDE = "Spark Streaming Programming Guide > Fault-tolerance Semantics > Semantics of output operations"
 
 
 @dataclass(frozen=True)
@@ -240,6 +244,24 @@ DOCUMENTED: dict[str, Documented] = {
         NONE,
         "'supports stateless queries only' (stateful operations 'supported since Spark 4.3.0')",
         f"{REAL_TIME} > Supported Queries",
+    ),
+    "dstream:foreachRDD-naive": Documented(
+        AT_LEAST_ONCE,
+        "'Output operations (like foreachRDD) have at-least-once semantics, that is, the transformed data may get "
+        "written to an external entity more than once in the event of a worker failure.'",
+        DSTREAM_GUIDE,
+    ),
+    "dstream:foreachRDD-idempotent": Documented(
+        EXACTLY_ONCE,
+        "'Idempotent updates: Multiple attempts always write the same data.'; 'Use the batch time (available in "
+        "foreachRDD) and the partition index of the RDD to create an identifier.'",
+        DSTREAM_GUIDE,
+    ),
+    "dstream:saveAsTextFiles": Documented(
+        EXACTLY_ONCE,
+        "'acceptable for saving to file systems using the saveAs***Files operations (as the file will simply get "
+        "overwritten with the same data)'",
+        DSTREAM_GUIDE,
     ),
     "reference:transactional-files": Documented(
         EXACTLY_ONCE, "exactly-once", "docs/reference-sinks.md (TransactionalFileSink)"
