@@ -19,8 +19,10 @@ from harness.engine.deploy import NO_DEPLOY_AFTER
 from harness.engine.epochs import EPOCHS_PER_ROUND
 from harness.engine.spec import STATE_STORES, RunSpec, parse_deploy
 from harness.engine.trigger import run_trigger, sure_batches
+from harness.spark.connect import is_connect
 from scenarios.admission import Offsets, plan_batches
 from scenarios.base import Scenario
+from scenarios.dstream import DStreamScenario
 from scenarios.sources import source_nemeses
 
 
@@ -80,6 +82,11 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
     if spec.rows is not None and any(len(r) != scenario.partitions for r in spec.rows):
         raise ValueError(f"spec.rows must give {scenario.partitions} amounts per round (one per partition)")
     trigger = run_trigger(spec, scenario)  # ValueError for one the scenario cannot run under
+    if is_connect(spec.master) and isinstance(scenario, DStreamScenario):
+        raise ValueError(
+            f"scenario {scenario.name} is a DStream application, which needs a SparkContext; Spark Connect has none: "
+            "run it without --remote"
+        )
     if trigger.kind == "once":  # one batch a job, read limits ignored
         max_offsets = None
     first_new = 0
