@@ -6,8 +6,10 @@ selects them; the run directory's ``dstream/batches.json`` maps batch times (ms)
 appear. Empty batches (every batch interval makes one) have no number and fire nothing.
 
 While the harness calls the user's setup function, :func:`patched_foreach_rdd` wraps every ``foreachRDD`` function
-(``saveAsTextFiles`` and ``pprint`` go through it too): the first output operation of batch N fires
-``dstream.batch.start``, and every function runs under the step machinery (wrapper ``foreach_rdd``), so
+(``saveAsTextFiles`` and ``pprint`` go through it too): the first output operation that runs in batch N fires
+``dstream.batch.start`` (once its checkpoint file is written; a batch of a restarted context's downtime gets none,
+so there the point fires after a 5-s wait, which the ledger records as ``checkpoint_written: false``), and every
+function runs under the step machinery (wrapper ``foreach_rdd``), so
 ``sink.step`` faults land inside the user's own output code. The harness's observer, the last output operation,
 fires ``dstream.batch.end`` (:func:`observe`). The wrappers are restored from the checkpoint with the rest of the
 DStream graph; they find the run through :data:`RUN_ENV`, which the driver sets before a context starts.
@@ -21,6 +23,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -67,14 +70,15 @@ def _site(run_dir: Path) -> FaultSite:
     return FaultSite(run_dir / "faults")
 
 
-def _call_output(fn: Callable[..., Any], owner: Any, index: int, t: datetime, rdd: Any) -> Any:
+def _call_output(fn: Callable[..., Any], owner: Any, t: datetime, rdd: Any) -> Any:
     run_dir = _run_dir()
     batch = batch_numbers(run_dir).get(time_ms(t)) if run_dir is not None else None
     if run_dir is None or batch is None:
         return fn(t, rdd)
     site = _site(run_dir)
-    if index == 0 and site.armed(START_POINT, batch):
+    if site.armed(START_POINT, batch):  # a rule fires once: in the first output operation that runs
         # Spark writes the batch's checkpoint while its jobs run: wait for it, so the point is exact.
+        # A batch of a restarted context's downtime gets no checkpoint file of its own: the wait then ends unfulfilled.
         written = _await_checkpoint(run_dir / "checkpoint" / f"checkpoint-{time_ms(t)}")
         site.maybe_fire(START_POINT, batch, time_ms=time_ms(t), checkpoint_written=written)
     return run_with_steps(site, WRAPPER, fn, (t, rdd), batch=batch, owner=owner)
@@ -90,36 +94,52 @@ def _await_checkpoint(path: Path, timeout_s: float = 5.0) -> bool:
     return True
 
 
-def _wrap(func: Callable[..., Any], index: int) -> Callable[[datetime, Any], Any]:
+def _wrap(func: Callable[..., Any]) -> Callable[[datetime, Any], Any]:
     # PySpark passes (time, rdd) or, to a one-argument function, rdd alone; keep the user's function as the
     # owner, so the steps counted are the calls out of the user's module.
     one = getattr(getattr(func, "__code__", None), "co_argcount", 2) == 1
     fn = (lambda _t, rdd: func(rdd)) if one else func
 
     def output(t: datetime, rdd: Any) -> Any:
-        return _call_output(fn, func, index, t, rdd)
+        return _call_output(fn, func, t, rdd)
 
     return output
 
 
-@contextlib.contextmanager
-def patched_foreach_rdd() -> Iterator[list[str]]:
-    """While active, every ``DStream.foreachRDD`` registers a wrapped function; yields the names of the output
-    operations registered, in order."""
-    from pyspark.streaming import DStream
+@dataclass
+class Registered:
+    """What a setup function registered while :func:`patched_foreach_rdd` was active."""
 
-    original = DStream.foreachRDD
-    names: list[str] = []
+    #: The output operations' function names, in order.
+    outputs: list[str] = field(default_factory=list)
+    #: The directories given to ``textFileStream``.
+    directories: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def patched_foreach_rdd() -> Iterator[Registered]:
+    """While active, every ``DStream.foreachRDD`` registers a wrapped function and every
+    ``StreamingContext.textFileStream`` directory is noted; yields what was registered."""
+    from pyspark.streaming import DStream, StreamingContext
+
+    original, text_files = DStream.foreachRDD, StreamingContext.textFileStream
+    seen = Registered()
 
     def foreach_rdd(self: Any, func: Callable[..., Any]) -> None:
-        names.append(getattr(func, "__qualname__", repr(func)))
-        original(self, _wrap(func, len(names) - 1))
+        seen.outputs.append(getattr(func, "__qualname__", repr(func)))
+        original(self, _wrap(func))
+
+    def text_file_stream(self: Any, directory: str) -> Any:
+        seen.directories.append(directory)
+        return text_files(self, directory)
 
     DStream.foreachRDD = foreach_rdd  # type: ignore[method-assign]
+    StreamingContext.textFileStream = text_file_stream  # type: ignore[method-assign]
     try:
-        yield names
+        yield seen
     finally:
         DStream.foreachRDD = original  # type: ignore[method-assign]
+        StreamingContext.textFileStream = text_files  # type: ignore[method-assign]
 
 
 def observe(t: datetime, rdd: Any) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scenarios.base import OracleFn, Scenario, SinkContext
-from scenarios.filedir import publish
+from scenarios.filedir import parse_name, publish, stage
 from scenarios.rowgen import SCHEMA_DDL
 
 if TYPE_CHECKING:
@@ -71,21 +71,36 @@ class DStreamFiles:
         """``None``: rows carry their provenance."""
         return None
 
-    def publish(self, run: SourceRun, mtime_ms: int | None = None) -> list[str]:
-        """Write the files of what the tap has available and the directory lacks, with modification time
-        ``mtime_ms`` (the batch they are meant for); their names."""
+    def place(self, run: SourceRun, names: Sequence[str], mtime_ms: int | Callable[[], int]) -> None:
+        """Write the files ``names`` (``p<partition>-<start>-<end>.json``) into the directory: all of them hidden
+        first, then each given modification time ``mtime_ms`` (or what ``mtime_ms()`` returns once they are
+        staged) and renamed into place (a file stream selects files by that time: one batch reads them all)."""
+        import os
+
         from pyspark.sql.types import StructType, _parse_datatype_string
 
         schema = _parse_datatype_string(SCHEMA_DDL)
         assert isinstance(schema, StructType)
-        return publish(run.input_dir, run.tap, "json", run.config, None, schema, mtime_ms=mtime_ms)
+        staged = []
+        for name in names:
+            parsed = parse_name(name)
+            assert parsed is not None, name
+            staged.append((stage(run.input_dir, *parsed, "json", run.config, None, schema), name))
+        when = mtime_ms() if callable(mtime_ms) else mtime_ms
+        for tmp, name in staged:
+            os.utime(tmp, ns=(when * 1_000_000, when * 1_000_000))
+            os.replace(tmp, Path(run.input_dir) / name)
 
     def stream(self, spark: SparkSession, run: SourceRun) -> DataFrame:
         raise ValueError("a DStream scenario reads its directory with textFileStream in its setup function")
 
     def batch(self, spark: SparkSession, run: SourceRun) -> DataFrame:
         """Every published row (the oracle's input); files the driver has not published yet are written now."""
-        self.publish(run)
+        from pyspark.sql.types import StructType, _parse_datatype_string
+
+        schema = _parse_datatype_string(SCHEMA_DDL)
+        assert isinstance(schema, StructType)
+        publish(run.input_dir, run.tap, "json", run.config, None, schema)
         return spark.read.schema(SCHEMA_DDL).json(run.input_dir)
 
     def describe(self) -> str:
@@ -135,15 +150,14 @@ def dstream_scenario(
     oracle: OracleFn | None = None,
     identity: tuple[str, ...] = ("partition", "offset", "seq"),
     sink_steps: bool = True,
-    stateful: bool = False,
     batch_seconds: int = 1,
     partitions: int = 2,
     rows_per_round: tuple[int, int] = (20, 60),
     source_config: Mapping[str, Any] | None = None,
 ) -> DStreamScenario:
     """A :class:`DStreamScenario`. ``sink_steps``: chaos campaigns draw ``sink.step`` faults inside the
-    ``foreachRDD`` functions. ``stateful`` only names the pipeline's kind (a DStream's state lives in its
-    checkpointed RDDs, not in a state store)."""
+    ``foreachRDD`` functions. A DStream's state lives in its checkpointed RDDs, not in a state store: no state
+    store axes are drawn for it."""
     return DStreamScenario(
         name,
         summary,

@@ -90,6 +90,31 @@ def _encode(fmt: str, records: list[dict[str, Any]], schema: StructType) -> byte
     return bytes(sink.getvalue().to_pybytes())
 
 
+def stage(
+    directory: str | os.PathLike[str],
+    partition: int,
+    start: int,
+    end: int,
+    fmt: str,
+    config: SourceConfig,
+    rows: Rows | None,
+    schema: StructType,
+) -> Path:
+    """Write the file of ``partition``'s offsets ``[start, end)`` into ``directory`` under a hidden name, fsynced;
+    its path (:func:`file_name` is where it goes: rename it into place)."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"file source: format {fmt!r} is not one of {sorted(FORMATS)}")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    data = _encode(fmt, list(_records(config, rows, schema, partition, start, end)), schema)
+    tmp = d / f".{file_name(partition, start, end, fmt)}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return tmp
+
+
 def publish(
     directory: str | os.PathLike[str],
     tap: str | os.PathLike[str],
@@ -97,11 +122,9 @@ def publish(
     config: SourceConfig,
     rows: Rows | None,
     schema: StructType,
-    mtime_ms: int | None = None,
 ) -> list[str]:
     """Write the files for what the tap has available and ``directory`` lacks; returns their names.
-    Each file is written under a hidden name, fsynced and renamed into place; ``mtime_ms`` (ms since the epoch)
-    sets its modification time before the rename (a DStream file stream selects files by it)."""
+    Each file is written under a hidden name, fsynced and renamed into place."""
     if fmt not in FORMATS:
         raise ConfigError(f"file source: format {fmt!r} is not one of {sorted(FORMATS)}")
     d = Path(directory)
@@ -112,15 +135,8 @@ def publish(
         start = done.get(partition, 0)
         if end <= start:
             continue
-        data = _encode(fmt, list(_records(config, rows, schema, partition, start, end)), schema)
+        tmp = stage(d, partition, start, end, fmt, config, rows, schema)
         name = file_name(partition, start, end, fmt)
-        tmp = d / f".{name}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mtime_ms is not None:
-            os.utime(tmp, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
         os.replace(tmp, d / name)
         written.append(name)
     return written

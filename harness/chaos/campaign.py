@@ -38,7 +38,7 @@ from harness.engine.outcome import UPGRADE_REFUSED, RunOutcome
 from harness.engine.pool import DriverPool
 from harness.engine.report import summary_line, to_json
 from harness.engine.rundir import RunPaths
-from harness.engine.runner import Runner
+from harness.engine.runner import Runner, RunRefused
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
@@ -160,7 +160,11 @@ def run_campaign(
             index = len(result.examples) + 1
             paths = RunPaths(work_dir / f"example-{index:04d}")
             t0 = time.monotonic()
-            outcome = Runner(spec, paths, echo=lambda m: None, pool=pool).execute()
+            try:
+                outcome = Runner(spec, paths, echo=lambda m: None, pool=pool).execute()
+            except RunRefused as exc:  # bad input (a DStream setup function): the campaign ends with its line
+                infra.append(str(exc))
+                assume(False)
             report = to_json(outcome)
             record = ExampleRecord(
                 index,
@@ -217,7 +221,7 @@ def run_campaign(
             result.bundle = write_bundle(outcome, work_dir / "bundle", report)
         else:
             result.error = f"the campaign failed outside its examples: {exc}"
-    except (CampaignInfraError, CensusError, ResourceUnavailable) as exc:
+    except (CampaignInfraError, CensusError, ResourceUnavailable, RunRefused) as exc:
         result.error = str(exc)
     finally:
         shared.close()

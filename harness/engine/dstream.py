@@ -16,7 +16,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fault_injectors.dstream import BATCHES_FILE, OBSERVED_FILE, RUN_ENV, batch_time_for, observe, patched_foreach_rdd
+from fault_injectors.dstream import (
+    BATCHES_FILE,
+    OBSERVED_FILE,
+    RUN_ENV,
+    Registered,
+    batch_time_for,
+    observe,
+    patched_foreach_rdd,
+)
 from harness.engine.progress import append_event
 from harness.engine.rundir import RunPaths
 from harness.verdict.dstream_marks import DSTREAM_BATCHES
@@ -60,17 +68,17 @@ def _local(uri: str) -> Path:
 
 def checked_setup(sc: SparkContext, scenario: DStreamScenario, ctx: DStreamContext) -> StreamingContext:
     """The scenario's setup function's context with the harness's observer added; :class:`SetupRefused` for one
-    that checkpoints nowhere (or elsewhere), reads a ``queueStream`` or another input than ``ctx.input_dir``'s
-    text files, or registers no output operation."""
+    that checkpoints nowhere (or elsewhere), uses another batch interval than ``ctx.batch_seconds``, reads a
+    ``queueStream`` or another input than ``ctx.input_dir``'s text files, or registers no output operation."""
     from pyspark.streaming import StreamingContext
 
     assert scenario.setup is not None
     where = f"scenario {scenario.name}: its setup function"
-    with patched_foreach_rdd() as outputs:
+    with patched_foreach_rdd() as registered:
         ssc = scenario.setup(sc, ctx)
     if not isinstance(ssc, StreamingContext):
         raise SetupRefused(f"{where} returned {type(ssc).__name__}, not the StreamingContext it built")
-    problem = _problem(ssc, ctx, outputs)
+    problem = _problem(ssc, ctx, registered)
     if problem:
         ssc.stop(stopSparkContext=False)
         raise SetupRefused(f"{where} {problem}")
@@ -78,8 +86,14 @@ def checked_setup(sc: SparkContext, scenario: DStreamScenario, ctx: DStreamConte
     return ssc
 
 
-def _problem(ssc: StreamingContext, ctx: DStreamContext, outputs: list[str]) -> str:
+def _problem(ssc: StreamingContext, ctx: DStreamContext, registered: Registered) -> str:
     jssc = ssc._jssc.ssc()
+    interval_ms = int(jssc.graph().batchDuration().milliseconds())
+    if interval_ms != ctx.batch_seconds * 1000:
+        return (
+            f"builds a StreamingContext with a {interval_ms} ms batch interval; the scenario's batch_seconds is "
+            f"{ctx.batch_seconds}: use StreamingContext(sc, ctx.batch_seconds)"
+        )
     checkpoint = jssc.checkpointDir()
     if checkpoint is None:
         return (
@@ -99,7 +113,10 @@ def _problem(ssc: StreamingContext, ctx: DStreamContext, outputs: list[str]) -> 
             return f"reads a {kind}; the harness feeds ctx.input_dir only: read it with ssc.textFileStream"
     if not list(jssc.graph().getInputStreams()):
         return "reads no input: read ctx.input_dir with ssc.textFileStream"
-    if not outputs:
+    elsewhere = [d for d in registered.directories if _local(d) != Path(ctx.input_dir).resolve()]
+    if elsewhere:
+        return f"reads {elsewhere[0]}; the harness feeds ctx.input_dir ({ctx.input_dir}): read that directory"
+    if not registered.outputs:
         return "registers no output operation (foreachRDD, saveAsTextFiles, ...): nothing could be checked"
     return ""
 
@@ -133,24 +150,36 @@ def _save_entries(root: Path, items: list[dict[str, Any]]) -> None:
     os.replace(tmp, path)
 
 
-def publish_round(scenario: DStreamScenario, run: SourceRun, root: Path) -> dict[str, Any] | None:
-    """Publish what the tap holds and the directory lacks as the next batch's files, the batch entry written
-    first (the wrappers number the batch by it); the entry, or ``None`` when there is nothing new. A round whose
-    files a killed driver did not finish publishing is published again for a new batch time."""
+def finish_round(scenario: DStreamScenario, run: SourceRun, root: Path) -> dict[str, Any] | None:
+    """Before the context starts: the files of a round a killed driver did not finish publishing, placed with
+    that round's own batch time (the recovered context runs that time as a downtime batch); the entry, or
+    ``None`` when every round is complete."""
     items = entries(root)
     d = Path(run.input_dir)
-    kept: list[str] = []
-    if items and not all((d / f).exists() for f in items[-1]["files"]):
-        kept = [f for f in items.pop()["files"] if (d / f).exists()]  # a killed driver's unfinished round
-    done, tap = published_ends(d), read_tap(run.tap)
-    files = kept + [file_name(p, done.get(p, 0), end, "json") for p, end in sorted(tap.items()) if end > done.get(p, 0)]
+    missing = [f for f in items[-1]["files"] if not (d / f).exists()] if items else []
+    if not missing:
+        return None
+    scenario.source.place(run, missing, int(items[-1]["time_ms"]) - 1)  # type: ignore[attr-defined]
+    return items[-1]
+
+
+def publish_round(scenario: DStreamScenario, run: SourceRun, root: Path) -> dict[str, Any] | None:
+    """Publish what the tap holds and the directory lacks as the next batch's files; the entry (written before
+    the files appear: the wrappers number the batch by it), or ``None`` when there is nothing new. The batch
+    time is chosen once the files are staged, so only their renames stand between it and now."""
+    items = entries(root)
+    done, tap = published_ends(run.input_dir), read_tap(run.tap)
+    files = [file_name(p, done.get(p, 0), end, "json") for p, end in sorted(tap.items()) if end > done.get(p, 0)]
     if not files:
         return None
-    when = batch_time_for(int(time.time() * 1000), scenario.batch_seconds * 1000, PUBLISH_MARGIN_MS)
-    entry: dict[str, Any] = {"batch": len(items), "time_ms": when, "files": files}
-    items.append(entry)
-    _save_entries(root, items)
-    scenario.source.publish(run, mtime_ms=when - 1)  # type: ignore[attr-defined]
+    entry: dict[str, Any] = {"batch": len(items), "files": files}
+
+    def timed() -> int:
+        entry["time_ms"] = batch_time_for(int(time.time() * 1000), scenario.batch_seconds * 1000, PUBLISH_MARGIN_MS)
+        _save_entries(root, [*items, entry])
+        return int(entry["time_ms"]) - 1
+
+    scenario.source.place(run, files, timed)  # type: ignore[attr-defined]
     return entry
 
 
@@ -178,6 +207,7 @@ def run_app(
     recovered = has_checkpoint(paths.checkpoint)
     ssc = recover(sc, paths.checkpoint) if recovered else checked_setup(sc, scenario, ctx)
     seen = len(observed(paths.root))
+    finish_round(scenario, run, paths.root)
     ssc.start()
     try:
         if not recovered:  # files published before a context's first checkpoint are lost to a kill before it
@@ -217,6 +247,12 @@ def _wait(ssc: Any, root: Path, seen: int, events: Path | None, deadline: float,
             raise AppFailed(f"a DStream batch failed: {_java_line(exc)}") from None
         records = observed(root)
         for record in records[seen:]:
+            if record.get("batch") is None and record.get("rows"):
+                raise RuntimeError(
+                    f"a DStream batch at {record['time_ms']} read {record['rows']} row(s) of no round's batch time: "
+                    "the harness published files too late for their batch (a machine too loaded for "
+                    f"PUBLISH_MARGIN_MS = {PUBLISH_MARGIN_MS}); the run proves nothing, run it again"
+                )
             if record.get("batch") is not None:
                 got.append(int(record["batch"]))
                 if events is not None:

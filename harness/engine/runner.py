@@ -57,7 +57,7 @@ from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
 from scenarios.tap import advance, init_tap
 
-__all__ = ["HarnessError", "QueryFailedError", "Runner", "run_spec"]
+__all__ = ["HarnessError", "QueryFailedError", "RunRefused", "Runner", "run_spec"]
 
 
 class Runner:

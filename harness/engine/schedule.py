@@ -185,6 +185,12 @@ def _check_upgrade(spec: RunSpec, scenario: Scenario) -> None:
         new = get_scenario(spec.upgrade_to)
     except KeyError as exc:
         raise ValueError(f"upgrade_to: {exc.args[0]}") from None
+    if isinstance(scenario, DStreamScenario) or isinstance(new, DStreamScenario):
+        raise ValueError(
+            f"upgrade {scenario.name} -> {new.name}: a DStream application is recovered whole from its checkpoint "
+            "(getOrCreate restores the old code), so a deploy over it runs no new code; start the new version on a "
+            "new checkpoint"
+        )
     if spec.nemesis:
         raise ValueError("an upgrade run takes no nemesis: a loud failure after the deploy must be the new version's")
     if not scenario.source.provenance:

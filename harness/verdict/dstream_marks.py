@@ -16,14 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from harness.verdict.checker import Anomaly, BatchSpan
+from scenarios.filedir import parse_name
 
-#: The driver's file in the oracle directory (``harness.engine.dstream.DSTREAM_BATCHES``).
+#: The driver's file in the oracle directory (written by ``harness.engine.dstream.write_batches``).
 DSTREAM_BATCHES = "dstream_batches.json"
 
 
 def _parse(name: str) -> tuple[int, int, int]:
-    partition, start, end = name.rsplit(".", 1)[0].lstrip("p").split("-")
-    return int(partition), int(start), int(end)
+    parsed = parse_name(name)
+    if parsed is None:
+        raise ValueError(f"{DSTREAM_BATCHES}: {name!r} is not a published file's name")
+    return parsed
 
 
 def read_dstream(oracle: Path) -> list[dict[str, Any]] | None:

@@ -93,5 +93,4 @@ SCENARIO = dstream_scenario(
     transform=transform,
     read_output=read_output,
     identity=("group",),
-    stateful=True,
 )

@@ -36,6 +36,17 @@ def queue_input(sc: SparkContext, ctx: DStreamContext) -> StreamingContext:
     return ssc
 
 
+def other_directory(sc: SparkContext, ctx: DStreamContext) -> StreamingContext:
+    """Reads a directory of its own instead of the one the harness fills."""
+    from pyspark.streaming import StreamingContext
+
+    ssc = StreamingContext(sc, ctx.batch_seconds)
+    ssc.checkpoint(ctx.checkpoint)
+    output = ctx.output
+    ssc.textFileStream(ctx.output).foreachRDD(lambda t, rdd: write_batch(output, t, rdd))
+    return ssc
+
+
 NO_CHECKPOINT = dstream_scenario(
     name="dstream_no_checkpoint",
     summary="a DStream setup function that sets no checkpoint",
@@ -49,6 +60,14 @@ QUEUE_STREAM = dstream_scenario(
     summary="a DStream setup function reading a queueStream",
     guarantee="exactly-once",
     setup=queue_input,
+    transform=transform,
+    read_output=read_output,
+)
+OTHER_DIRECTORY = dstream_scenario(
+    name="dstream_other_directory",
+    summary="a DStream setup function reading another directory than ctx.input_dir",
+    guarantee="exactly-once",
+    setup=other_directory,
     transform=transform,
     read_output=read_output,
 )

@@ -5,7 +5,8 @@ Default tier, one representative case each (measured on the 2-core machine):
   ``inspect`` lists the checkpoint's batch times and names a deleted checkpoint file, exit 1 (~45 s);
 - the naive ``foreachRDD`` is caught: duplicates named by batch, batch time and input file (~25 s);
 - ``updateStateByKey`` totals hold under 2 SIGKILLs (~35 s);
-- bad input: a setup function without a checkpoint, one reading a ``queueStream``: one line, exit 2 (~15 s).
+- bad input: a setup function without a checkpoint, one reading a ``queueStream``, one reading another directory:
+  one line, exit 2 (~15 s).
 The ``heavy`` tier runs the state twin kept outside Spark, ``saveAsTextFiles`` under kills, and three chaos
 campaigns on the naive twin, each shrunk and replayed 3/3 (``bin/test-heavy``)."""
 
@@ -76,6 +77,7 @@ def test_update_state_by_key_totals_hold_under_2_sigkills(tmp_path: Path) -> Non
             "sets no checkpoint: call ssc.checkpoint(ctx.checkpoint)",
         ),
         ("tests.integration.dstream_pipelines:QUEUE_STREAM", "reads a queueStream, which cannot be checkpointed"),
+        ("tests.integration.dstream_pipelines:OTHER_DIRECTORY", "the harness feeds ctx.input_dir"),
     ],
 )
 def test_a_bad_setup_function_is_refused_in_one_line(tmp_path: Path, ref: str, words: str) -> None:

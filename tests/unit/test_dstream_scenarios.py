@@ -103,6 +103,10 @@ def test_library_dstream_scenarios_run_under_rounds_only_and_their_points_parse(
         build_schedule(RunSpec("dstream_foreach", 1, 1, trigger="available-now"), get_scenario("dstream_foreach"))
     with pytest.raises(ValueError, match="Spark Connect has none"):
         build_schedule(RunSpec("dstream_foreach", 1, 1, master="connect:local[2]"), get_scenario("dstream_foreach"))
+    with pytest.raises(ValueError, match="runs no new code"):
+        build_schedule(
+            RunSpec("dstream_foreach", 1, 0, rounds=2, upgrade_to="dstream_migrated"), get_scenario("dstream_foreach")
+        )
     rule = parse_kill_argument("dstream.batch.end:1")
     assert (rule.point, rule.batch) == ("dstream.batch.end", 1)
     step = FaultRule("s", "sink.step", 0, step=2, wrapper="foreach_rdd")
