@@ -55,8 +55,10 @@ def test_the_readme_pytest_example_is_the_tested_file() -> None:
 
 
 @pytest.mark.parametrize("command", SPARK_FREE, ids=[c.id for c in SPARK_FREE])
-def test_spark_free_runnable_command(command: Command) -> None:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "NO_COLOR": "1"}
+def test_spark_free_runnable_command(command: Command, tmp_path: Path) -> None:
+    # TMPDIR: a command whose check fails keeps its evidence in a temporary directory (check-source does).
+    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+    env = {**os.environ, "PATH": path, "NO_COLOR": "1", "TMPDIR": str(tmp_path)}
     proc = command.run(timeout=120, env=env)
     shown = f"{command.id}: {command.text}\nstdout:\n{proc.stdout[-2000:]}\nstderr:\n{proc.stderr[-2000:]}"
     assert proc.returncode == command.exit_code, shown
