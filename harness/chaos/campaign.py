@@ -29,6 +29,7 @@ from fault_injectors.plan import STEP_POINT, TIMED_POINT
 from harness.chaos.bundle import write_bundle
 from harness.chaos.census import CensusCache, CensusError
 from harness.chaos.database import campaign_key, describe_database, open_database, saved_failures
+from harness.chaos.faultfree import fault_free_bundle
 from harness.chaos.profiles import Profile
 from harness.chaos.result import CampaignResult, ExampleRecord
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
@@ -219,6 +220,8 @@ def run_campaign(
             outcome, report, record = failing[-1]
             result.failure, result.failure_report = record, report
             result.bundle = write_bundle(outcome, work_dir / "bundle", report)
+            say("checking whether the minimal schedule violates without its faults")
+            result.fault_free = fault_free_bundle(outcome.spec, work_dir, pool, _violates)
         else:
             result.error = f"the campaign failed outside its examples: {exc}"
     except (CampaignInfraError, CensusError, ResourceUnavailable, RunRefused) as exc:

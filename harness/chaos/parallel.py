@@ -98,6 +98,7 @@ def run_parallel_campaign(
             errors.append(part.error)
         if merged.failure is None and part.failure is not None:
             merged.failure, merged.failure_report, merged.bundle = part.failure, part.failure_report, part.bundle
+            merged.fault_free = part.fault_free
     if errors:
         for error in errors:
             print(f"harness: {error.splitlines()[0]}", file=sys.stderr, flush=True)

@@ -59,6 +59,9 @@ class CampaignResult:
     database: str | None = None
     replayed_first: int = 0
     nemesis: tuple[str, ...] = ()
+    #: The bundle of the minimal failure's schedule without faults, when that violates too
+    #: (:mod:`harness.chaos.faultfree`).
+    fault_free: Path | None = None
 
     @property
     def verdict(self) -> str:
@@ -142,6 +145,11 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
     ]
     if result.failure:
         lines += [f"  minimal schedule  {describe_spec(result.failure.spec)}", f"  {result.failure.summary}"]
+    if result.fault_free is not None:
+        lines += [
+            "  without faults    violated too: no fault is needed (the fault above is not the cause)",
+            f"  fault-free replay {harness_command('replay', str(result.fault_free))}",
+        ]
     rerun = rerun_command(result)
     anomalies = (result.failure_report or {}).get("anomalies", []) if result.failure else []
     lines += campaign_tail(anomalies, result.bundle, rerun, color=color)
@@ -251,6 +259,7 @@ def campaign_doc(result: CampaignResult, beside: Path | None = None) -> dict[str
         "minimal_schedule": describe_spec(failure.spec) if failure else None,
         "minimal_faults": [r.describe() for r in failure.spec.extra_faults] if failure else None,
         "summary": failure.summary if failure else None,
+        "fault_free_bundle": str(Path(result.fault_free).resolve()) if result.fault_free else None,
         "rerun": rerun_command(result),
         "failure": result.failure_report,
     }
