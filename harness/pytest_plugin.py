@@ -131,17 +131,22 @@ def _saved_bundle(record: Path) -> Path | None:
     return bundle if bundle.exists() else None
 
 
-def _save_failure(record: Path, nodeid: str, bundle: Path) -> Path:
-    """Copy ``bundle`` under ``.harness/bundles`` (tmp dirs do not last) and remember it for ``nodeid``.
-    Both are keyed by the test id and written atomically (a copy beside them, then a rename), so pytest-xdist
-    workers, or a run cut short, never leave another test's record or a half-written one."""
-    keep = (Path(".harness") / "bundles" / record.stem).resolve()
+def _keep(bundle: Path, keep: Path) -> Path:
+    """``bundle`` copied to ``keep`` atomically (a copy beside it, then a rename); ``keep``."""
     if keep != bundle.resolve():
         staged = keep.with_name(f".{keep.name}.{os.getpid()}")
         shutil.rmtree(staged, ignore_errors=True)
         shutil.copytree(bundle, staged)
         shutil.rmtree(keep, ignore_errors=True)
         os.replace(staged, keep)
+    return keep
+
+
+def _save_failure(record: Path, nodeid: str, bundle: Path) -> Path:
+    """Copy ``bundle`` under ``.harness/bundles`` (tmp dirs do not last) and remember it for ``nodeid``.
+    Both are keyed by the test id and written atomically (a copy beside them, then a rename), so pytest-xdist
+    workers, or a run cut short, never leave another test's record or a half-written one."""
+    keep = _keep(bundle, (Path(".harness") / "bundles" / record.stem).resolve())
     record.parent.mkdir(parents=True, exist_ok=True)
     tmp = record.with_name(f".{record.name}.{os.getpid()}")
     tmp.write_text(json.dumps({"nodeid": nodeid, "bundle": str(keep)}))
@@ -227,6 +232,10 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
             )
         if result.bundle:
             result.bundle = _save_failure(record, request.node.nodeid, result.bundle)
+            if getattr(result, "fault_free", None):  # the failure's fault-free twin (harness.chaos.faultfree)
+                result.fault_free = _keep(
+                    result.fault_free, result.bundle.with_name(f"{result.bundle.name}-fault-free")
+                )
         request.node.stash[RESULT_KEY] = result
         _record_properties(request, result, profile.name)
         # A source campaign's result is a SourceCampaignResult, with the fields a test reads of a CampaignResult.

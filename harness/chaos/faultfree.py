@@ -1,10 +1,11 @@
 """Whether a campaign's minimal failure needs its faults at all.
 
-A campaign's examples always carry at least one fault (:func:`harness.chaos.strategies.chaos_specs`), so a
-pipeline that loses or duplicates rows with no crash (a sink Delta silently skips half of, a transform that
-drops rows) is shrunk to one fault it does not need, and its anomalies cite that fault. One more run of the
-minimal schedule with its faults and nemesis removed tells the two apart: when it violates too, it is saved
-as a bundle of its own (``<work dir>/bundle-fault-free``) and the campaign says so.
+A campaign's examples carry at least one fault whenever their schedule has room for one
+(:func:`harness.chaos.strategies.chaos_specs`), so a pipeline that loses or duplicates rows with no crash (a
+sink Delta silently skips half of, a transform that drops rows) is shrunk to a fault it does not need, and its
+anomalies cite that fault. One more run of the minimal schedule with its faults and nemesis removed tells the
+two apart: when it violates too, it is saved as a bundle of its own (``<work dir>/bundle-fault-free``) and
+the campaign says so.
 """
 
 from __future__ import annotations
@@ -24,18 +25,24 @@ from harness.engine.spec import RunSpec
 
 
 def without_faults(spec: RunSpec) -> RunSpec | None:
-    """``spec`` with no fault and no nemesis; ``None`` when it has none, or cannot run without them (a fault plan
-    file, an upgrade run: its deploy moment may be a fault's)."""
-    if not (spec.extra_faults or spec.nemesis) or spec.fault_plan or spec.upgrade_to:
+    """``spec`` with no explicit fault and no nemesis; ``None`` when it has none, or cannot run without them (a
+    fault plan file, seeded ``kills``, an upgrade run: its deploy moment may be a fault's). A campaign's specs
+    have explicit faults only (``kills=0``), so the rest of the spec, ``effective_rounds`` included, is kept."""
+    if not (spec.extra_faults or spec.nemesis) or spec.kills or spec.fault_plan or spec.upgrade_to:
         return None
-    return replace(spec, kills=0, extra_faults=(), nemesis=())
+    return replace(spec, extra_faults=(), nemesis=())
 
 
 def fault_free_bundle(
-    spec: RunSpec, work_dir: Path, pool: DriverPool, violates: Callable[[RunOutcome], bool]
+    spec: RunSpec,
+    work_dir: Path,
+    pool: DriverPool,
+    violates: Callable[[RunOutcome], bool],
+    echo: Callable[[str], None] = lambda m: None,
 ) -> Path | None:
     """The bundle of ``spec``'s fault-free twin, run in ``work_dir/fault-free``, when it violates too; ``None``
-    otherwise (the faults are needed, or the run gave no verdict: the failure then stands as shrunk)."""
+    otherwise: the faults are needed (the run directory is removed), or the run gave no verdict (kept, and
+    ``echo`` says where). The failure already found stands either way."""
     free = without_faults(spec)
     if free is None:
         return None
@@ -44,8 +51,10 @@ def fault_free_bundle(
         outcome = Runner(free, paths, echo=lambda m: None, pool=pool).execute()
     except RunRefused:
         return None
-    if outcome.error or not violates(outcome):
-        if not outcome.error:  # as a passing example's: nothing to look at
-            shutil.rmtree(paths.root, ignore_errors=True)
+    if outcome.error:
+        echo(f"fault-free check gave no verdict ({outcome.error.splitlines()[0]}); its run is kept in {paths.root}")
+        return None
+    if not violates(outcome):
+        shutil.rmtree(paths.root, ignore_errors=True)  # as a passing example's: nothing to look at
         return None
     return write_bundle(outcome, work_dir / "bundle-fault-free", to_json(outcome))

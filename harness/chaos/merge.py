@@ -126,7 +126,7 @@ def _entry(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     keys = ("shard", "verdict", "examples", "blocks", "replayed_first", "duration_s", "error", "summary",
             "minimal_schedule", "rerun")  # fmt: skip
     entry = {"file": str(path), **{k: doc.get(k) for k in keys}}
-    for key in ("bundle", "timeline"):
+    for key in ("bundle", "timeline", "fault_free_bundle"):
         entry[key] = _located(path, doc.get(key), doc.get(f"{key}_rel"))
     return entry
 

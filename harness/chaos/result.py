@@ -260,6 +260,7 @@ def campaign_doc(result: CampaignResult, beside: Path | None = None) -> dict[str
         "minimal_faults": [r.describe() for r in failure.spec.extra_faults] if failure else None,
         "summary": failure.summary if failure else None,
         "fault_free_bundle": str(Path(result.fault_free).resolve()) if result.fault_free else None,
+        "fault_free_bundle_rel": rel(result.fault_free),
         "rerun": rerun_command(result),
         "failure": result.failure_report,
     }

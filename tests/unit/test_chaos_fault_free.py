@@ -4,9 +4,12 @@ run so, and what the report says when the fault was not the cause."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+import harness.chaos.faultfree as faultfree
 from fault_injectors.plan import FaultRule
 from harness.chaos.faultfree import fault_free_bundle, without_faults
 from harness.chaos.profiles import get_profile
@@ -23,6 +26,7 @@ def test_the_fault_free_twin_drops_faults_and_nemesis_and_keeps_the_rest() -> No
     free = without_faults(spec)
     assert free is not None and (free.extra_faults, free.nemesis, free.kills) == ((), (), 0)
     assert (free.scenario, free.seed, free.rows) == (spec.scenario, spec.seed, spec.rows)
+    assert free.effective_rounds == spec.effective_rounds
 
 
 @pytest.mark.parametrize(
@@ -30,6 +34,7 @@ def test_the_fault_free_twin_drops_faults_and_nemesis_and_keeps_the_rest() -> No
     [
         RunSpec("s", 1, kills=0),  # nothing to take away
         RunSpec("s", 1, kills=0, extra_faults=(RAISE,), fault_plan="plan.json"),  # faults in a file
+        RunSpec("s", 1, kills=3, extra_faults=(RAISE,)),  # seeded kills: not a campaign's spec
         RunSpec("s", 1, kills=0, extra_faults=(RAISE,), upgrade_to="m:V2"),  # the deploy may be a fault's
     ],
 )
@@ -51,3 +56,45 @@ def test_the_report_says_when_no_fault_is_needed(tmp_path: Path) -> None:
     assert "without faults    violated too: no fault is needed" in text
     assert campaign_doc(result)["fault_free_bundle"] == str(result.fault_free.resolve())
     assert f"fault-free replay .venv/bin/python -m harness replay {result.fault_free}" in text
+
+
+SPLIT = RunSpec("foreachbatch_delta_upsert_split", 0, kills=0, rows=((1, 2),), extra_faults=(RAISE,))
+
+
+@pytest.mark.parametrize(
+    ("verdict", "error", "bundled", "kept", "said"),
+    [
+        ("violated", None, True, True, False),  # no fault needed: bundled (write_bundle copies the run)
+        ("exactly-once", None, False, False, False),  # the fault is needed: the run is removed
+        ("violated", "driver died\ntrace", False, True, True),  # no verdict: kept, and said where
+    ],
+)
+def test_the_fault_free_run_decides_bundle_removal_or_keeping(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    verdict: str,
+    error: str | None,
+    bundled: bool,
+    kept: bool,
+    said: bool,
+) -> None:
+    ran: list[RunSpec] = []
+
+    class FakeRunner:
+        def __init__(self, spec: RunSpec, paths: Any, **_: Any) -> None:
+            ran.append(spec)
+            self.paths = paths
+
+        def execute(self) -> Any:
+            self.paths.root.mkdir(parents=True)
+            return SimpleNamespace(verdict=verdict, error=error, paths=self.paths)
+
+    monkeypatch.setattr(faultfree, "Runner", FakeRunner)
+    monkeypatch.setattr(faultfree, "to_json", lambda outcome: {})
+    monkeypatch.setattr(faultfree, "write_bundle", lambda outcome, dest, report: dest)
+    lines: list[str] = []
+    got = fault_free_bundle(SPLIT, tmp_path, None, lambda o: o.verdict == "violated", lines.append)  # type: ignore[arg-type]
+    assert [s.extra_faults for s in ran] == [()]
+    assert got == (tmp_path / "bundle-fault-free" if bundled else None)
+    assert (tmp_path / "fault-free").exists() == kept
+    assert bool(lines) == said and all("driver died" in line and "fault-free" in line for line in lines)
