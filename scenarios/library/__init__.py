@@ -31,7 +31,7 @@ Delta Lake (the set-up's Delta jars; every anomaly names the Delta versions invo
   replay.
 - ``foreachbatch_delta_upsert``: ``foreachBatch`` ``MERGE`` keyed by the row's identity, session txn confs. Correct.
 - ``foreachbatch_delta_upsert_split``: the same merge in two commits under one txn version. Broken: Delta skips
-  the second commit, every batch loses rows.
+  the second commit, most batches lose rows.
 - ``foreachbatch_deltars_txn``: ``foreachBatch`` append through delta-rs, its txn version checked first. Correct.
 - ``foreachbatch_deltars_unchecked``: the same, the txn never checked. Broken: duplicates on replay.
 
