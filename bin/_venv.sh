@@ -1,7 +1,7 @@
 # Sourced by bin/demo and bin/test: make sure Java 17 is present, .venv is
-# created and up to date with pyproject.toml, and the Maven jars are in .jars/
-# (bin/_jars.sh). Prints what it does; exits 2 on
-# a set-up problem with a message saying how to fix it.
+# created and up to date with pyproject.toml, and `harness setup` has filled the
+# user's cache (jars, class-data archive), as a user's own project does it.
+# Prints what it does; exits 2 on a set-up problem with a message saying how to fix it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
@@ -39,9 +39,8 @@ export PATH="$VENV/bin:$PATH"
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
 export PYSPARK_PYTHON="$VENV/bin/python"
 export PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
-# Drivers start ~2 s faster from a JVM class-data archive of Spark, built once per
-# .venv (~40 s; harness/spark/cds_build.py). Without it everything still works, only slower.
-"$VENV/bin/python" -m harness.spark.cds_build || echo "set-up: continuing without the driver class-data archive" >&2
-# Jars from Maven (Spark's Kafka connector, Delta Lake, a test Kafka broker) into .jars/, resolved once per
-# jars/pom.xml (~30 s the first time; bin/_jars.sh).
-source "$ROOT/bin/_jars.sh"
+# The jars of the installed PySpark (Spark's Kafka connector, Delta Lake, a test Kafka broker), resolved
+# from Maven Central with the Ivy jar PySpark ships (no Maven needed; ~45 s the first time), and the
+# driver's class-data archive (~40 s once), into the user's cache ($HARNESS_CACHE_DIR, else ~/.cache):
+# the same command a user runs in their own project. A no-op when the cache is complete.
+"$VENV/bin/python" -m harness setup

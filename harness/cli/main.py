@@ -171,6 +171,13 @@ COMMANDS.setdefault(
      lambda a: __import__("harness.cli.upgrade_check", fromlist=["x"]).cmd_upgrade_check(a)),
 )  # fmt: skip
 COMMANDS.setdefault(
+    "setup",
+    ("fetch the jars (Kafka connector, Delta, test broker, your --packages) for the installed PySpark into "
+     "the cache and build the driver's class-data archive; a no-op when complete",
+     lambda p: __import__("harness.cli.setup", fromlist=["x"]).add_arguments(p),
+     lambda a: __import__("harness.cli.setup", fromlist=["x"]).cmd_setup(a)),
+)  # fmt: skip
+COMMANDS.setdefault(
     "cds",
     ("build the driver's JVM class-data archive if missing (set-up does this)", lambda p: None,
      lambda a: __import__("harness.spark.cds_build", fromlist=["main"]).main([])),
@@ -179,6 +186,12 @@ COMMANDS.setdefault(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from harness.spark.project import load_project_settings
+
+    try:  # the project's harness_* ini options, as its pytest run reads them (harness.spark.project)
+        load_project_settings()
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc))
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {"run": cmd_run, "list": cmd_list}
     handlers.update({name: h for name, (_, _, h) in COMMANDS.items()})
     try:

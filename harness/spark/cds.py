@@ -5,8 +5,8 @@ more to warm its Python workers; with the archive 2.6 s and 4.4 s. A chaos
 campaign pays a JVM start for every hard kill, so this matters more than any
 other start-up setting.
 
-The archive is built once per virtual environment (``python -m harness cds``, or
-``python -m harness.spark.cds_build``, which ``bin/test`` and ``bin/demo`` run during set-up:
+The archive is built once per Spark install, into the harness's cache (:mod:`harness.spark.cache`), by
+``harness setup`` (which ``bin/test`` and ``bin/demo`` run; ``python -m harness cds`` alone:
 :mod:`harness.spark.cds_build`): a driver started with
 ``-XX:ArchiveClassesAtExit`` runs the standby warm-up and exits cleanly, and
 the JVM writes the classes it loaded (~190 MB). Its name is a digest of the
@@ -24,8 +24,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import sys
 from pathlib import Path
+
+from harness.spark.cache import cache_dir
 
 CDS_ENV = "HARNESS_CDS"
 _OWN_FLAGS = ("SharedArchiveFile", "ArchiveClassesAtExit", "Xshare")
@@ -52,10 +53,12 @@ def archive_path(base_options: str) -> Path | None:
     digest = hashlib.sha256()
     st = java.stat()
     options = " ".join(base_options.split())
-    digest.update(f"{java}|{st.st_size}|{st.st_mtime_ns}|{pyspark.__version__}|{options}".encode())
+    # The jars' directory is part of the key: an archive records the class path it was dumped with, so a
+    # second environment with the same PySpark elsewhere gets an archive of its own in the shared cache.
+    digest.update(f"{java}|{st.st_size}|{st.st_mtime_ns}|{pyspark.__version__}|{options}|{jars}".encode())
     for jar in sorted(jars.glob("*.jar")):
         digest.update(f"|{jar.name}:{jar.stat().st_size}".encode())
-    return Path(sys.prefix) / "harness-cds" / f"spark-driver-{digest.hexdigest()[:16]}.jsa"
+    return cache_dir() / "cds" / f"spark-driver-{digest.hexdigest()[:16]}.jsa"
 
 
 def java_options(base_options: str) -> str:

@@ -23,8 +23,8 @@ BUILD_TIMEOUT_S = 600.0
 def ensure_archive(echo: Callable[[str], None] = print) -> Path | None:
     """Build the archive if it is missing; returns its path, or ``None`` (with a
     message saying why) when it cannot be built. Never raises for a failed build.
-    One build at a time per environment (a lock file); archives of other keys and
-    leftovers of interrupted builds are removed."""
+    One build at a time per cache (a lock file); leftovers of interrupted builds are
+    removed."""
     from harness.spark.session import DEFAULT_CONFS
 
     base = DEFAULT_CONFS["spark.driver.extraJavaOptions"]
@@ -40,7 +40,9 @@ def ensure_archive(echo: Callable[[str], None] = print) -> Path | None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file():  # built by another process while this one waited
             return path
-        for old in path.parent.glob("spark-driver-*"):  # other JDK/pyspark, or an interrupted build
+        # Leftovers of interrupted builds go; archives of other keys stay: the cache is shared by every
+        # environment (and Spark release) of this user, each with an archive of its own.
+        for old in path.parent.glob("spark-driver-*.tmp-*"):
             old.unlink(missing_ok=True)
         return _build(path, echo)
 
@@ -49,7 +51,7 @@ def _build(path: Path, echo: Callable[[str], None]) -> Path | None:
     from harness.spark.session import spark_env
 
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    echo("cds: building the driver class-data archive (once per virtual environment, ~40 s) ...")
+    echo("cds: building the driver class-data archive (once per Spark install, ~40 s) ...")
     t0 = time.monotonic()
     env = {**spark_env(), CDS_ENV: "0"}
     # A damaged archive crashes the JVM that maps it (SIGBUS, measured), so a new one is

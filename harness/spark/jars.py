@@ -1,96 +1,176 @@
-"""Jars resolved from Maven at set-up, and the ones every driver gets through ``spark.jars``.
+"""The jars ``harness setup`` put in the cache, and the ones every driver gets through ``spark.jars``.
 
-- Set-up (``bin/_jars.sh``, run by ``bin/test`` and ``bin/demo``) resolves each profile of ``jars/pom.xml``
-  into ``.jars/<set>/`` (:data:`JARS_DIR`; ``$HARNESS_JARS_DIR`` overrides it). Nothing here downloads.
-- ``kafka-connector``: Spark's Kafka source and sink. Drivers get only the jars whose artifact pyspark does
-  not ship (``pyspark/jars/``): the others would put a second, older copy of its classes on the class path.
-  The set is used only when its Spark version (read from the connector jar's name) equals pyspark's.
-- ``delta-spark``: Delta Lake for Spark, with its session extension and catalog (:attr:`JarSet.confs`, given to
-  every driver with the jars: ``spark.sql.extensions`` is a static conf, and MERGE/``DeltaTable`` need it). Its
-  Spark version is in the artifact id (``delta-spark_4.2_2.13``), compared with pyspark's major.minor.
-- ``kafka-broker``: the classpath of the test broker (:mod:`scenarios.kafka.broker`), never given to Spark.
-- Jars given with ``spark.jars`` are loaded by Spark's own class loader, not the JVM's class path, so the
-  driver's class-data archive (:mod:`harness.spark.cds`) stays valid with or without them.
+- A jar set lives in ``<cache>/jars/<pyspark version>/<set>/`` (:mod:`harness.spark.cache`) with a ``.stamp``
+  naming the Maven coordinates it was resolved from. A set is usable when its stamp names exactly the
+  coordinates :mod:`harness.spark.releases` gives for the installed PySpark, and every jar it lists is there:
+  another PySpark, or a half-written set, reads as missing, and the message names the command that fetches it.
+- ``kafka-connector`` and ``delta-spark`` go to drivers (with Delta's session confs); ``kafka-broker`` is the
+  test broker's class path, never Spark's.
+- A team's own connectors (``harness setup --packages G:A:V,...``) are the set ``packages``, resolved together
+  and named by a digest of their coordinates; :data:`PACKAGES_ENV` says which a run hands to its drivers.
+- Drivers get only the jars whose artifact the Spark install does not ship: the others would put a second,
+  other copy of its classes on the class path. Jars given with ``spark.jars`` are loaded by Spark's own class
+  loader, so the driver's class-data archive (:mod:`harness.spark.cds`) stays valid with or without them.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from harness.spark.cache import cache_dir, setup_command
+from harness.spark.releases import (
+    BUILT_IN,
+    DELTA,
+    DELTA_CONFS,
+    KAFKA_BROKER,
+    KAFKA_CONNECTOR,
+    Release,
+    Unserved,
+    current,
+    extension_of,
+    parse_coordinates,
+    pyspark_jars_dir,
+)
 from scenarios.base import ResourceUnavailable
 
-JARS_DIR_ENV = "HARNESS_JARS_DIR"
-_ROOT = Path(__file__).resolve().parents[2]
-#: Where set-up puts the jar sets (read when this module is imported; :func:`jars_dir` reads it anew).
-JARS_DIR = Path(os.environ.get(JARS_DIR_ENV) or _ROOT / ".jars")
-#: What to run when a set is missing.
-FETCH_HINT = "run bin/test, or `bash bin/_jars.sh` alone (needs java and mvn)"
+__all__ = [
+    "DELTA",
+    "KAFKA_BROKER",
+    "KAFKA_CONNECTOR",
+    "PACKAGES",
+    "PACKAGES_ENV",
+    "SETS",
+    "JarSet",
+    "JarsUnavailable",
+    "artifact_of",
+    "connector_jars",
+    "problem",
+    "require",
+    "set_dir",
+    "spark_jars_conf",
+    "user_packages",
+    "with_cached_jars",
+]
 
-KAFKA_CONNECTOR = "kafka-connector"
-KAFKA_BROKER = "kafka-broker"
-DELTA = "delta-spark"
-
-#: Delta's static session confs, set on every driver that gets the Delta jars (extended, never replaced, when a
-#: user names extensions of their own).
-DELTA_CONFS: dict[str, str] = {
-    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-    # Delta rebuilds a table's snapshot after every commit in 50 tasks by default: 4.3 s a commit on a local[2]
-    # driver here, 0.7 s with one (measured, 8 appends). Delta's own test suites set it small too; it changes
-    # no result.
-    "spark.databricks.delta.snapshotPartitions": "1",
-}
+#: The set of a team's own connectors (``harness setup --packages``).
+PACKAGES = "packages"
+#: Comma-separated ``group:artifact:version`` of the team's connectors every driver gets (set by
+#: ``--packages`` on the command line or the pytest ini option ``harness_packages``).
+PACKAGES_ENV = "HARNESS_PACKAGES"
+STAMP = ".stamp"
+#: In a set's directory instead of a stamp: the registries serve no artifact of it for this release.
+UNSERVED = ".unserved"
 
 
 @dataclass(frozen=True)
 class JarSet:
-    """One profile of ``jars/pom.xml``: ``marker`` is the artifact that must be there (or, with
-    ``spark_in_artifact``, the artifact id's start: ``delta-spark`` matches ``delta-spark_4.2_2.13``); ``for_spark``
-    sets go to drivers with ``spark.jars`` (and ``confs``) and are built for the Spark release that is the
-    marker's version, or, with ``spark_in_artifact``, the ``major.minor`` in its artifact id."""
+    """A jar set: ``for_spark`` sets go to drivers with ``spark.jars``, with ``confs``."""
 
     name: str
-    marker: str
     for_spark: bool
-    spark_in_artifact: bool = False
     confs: Mapping[str, str] = field(default_factory=dict)
-
-    def is_marker(self, artifact: str) -> bool:
-        if self.spark_in_artifact:
-            return artifact == self.marker or artifact.startswith(self.marker + "_")
-        return artifact == self.marker
-
-    def spark_of(self, artifact: str, version: str) -> str:
-        """The Spark release (``4.2.0``) or line (``4.2``) the marker ``artifact-version`` is built for."""
-        if not self.spark_in_artifact:
-            return version
-        found = re.fullmatch(re.escape(self.marker) + r"_(\d+\.\d+)_\d+\.\d+", artifact)
-        if found:
-            return found.group(1)
-        # Delta before 4.1 named no Spark version: 3.x is for Spark 3.5, 4.0.x for Spark 4.0; from 4.1 on the
-        # name without one means Spark 4.2 (Delta's release notes).
-        return "3.5" if version.startswith("3.") else "4.0" if version.startswith("4.0.") else "4.2"
 
 
 SETS: dict[str, JarSet] = {
-    KAFKA_CONNECTOR: JarSet(KAFKA_CONNECTOR, "spark-sql-kafka-0-10_2.13", for_spark=True),
-    KAFKA_BROKER: JarSet(KAFKA_BROKER, "kafka_2.13", for_spark=False),
-    DELTA: JarSet(DELTA, "delta-spark", for_spark=True, spark_in_artifact=True, confs=DELTA_CONFS),
+    KAFKA_CONNECTOR: JarSet(KAFKA_CONNECTOR, for_spark=True),
+    DELTA: JarSet(DELTA, for_spark=True, confs=DELTA_CONFS),
+    KAFKA_BROKER: JarSet(KAFKA_BROKER, for_spark=False),
+    PACKAGES: JarSet(PACKAGES, for_spark=True),
 }
 
 
 class JarsUnavailable(ResourceUnavailable):
-    """A jar set is missing or built for another Spark; the message says what to run."""
+    """A jar set is missing from the cache; the message says what to run."""
 
 
-def jars_dir() -> Path:
-    """The jar cache: ``$HARNESS_JARS_DIR`` if set (read now), else ``.jars`` at the repository root."""
-    return Path(os.environ.get(JARS_DIR_ENV) or _ROOT / ".jars")
+def user_packages() -> tuple[str, ...]:
+    """The team's connectors named by :data:`PACKAGES_ENV` (``ValueError`` for a malformed coordinate)."""
+    return parse_coordinates(os.environ.get(PACKAGES_ENV, ""))
+
+
+def coordinates(name: str, release: Release | None = None) -> tuple[str, ...]:
+    """What set ``name`` is resolved from for ``release`` (default: the installed PySpark)."""
+    if name == PACKAGES:
+        return user_packages()
+    if name not in SETS:
+        raise ValueError(f"unknown jar set {name!r}; known: {', '.join(sorted(SETS))}")
+    return (release or current()).coordinates(name)
+
+
+def set_dir(name: str, release: Release | None = None, *, root: Path | None = None) -> Path:
+    """Where set ``name`` lives for ``release``; the packages set's name carries a digest of its coordinates."""
+    release = release or current()
+    base = (root or cache_dir() / "jars") / release.spark
+    if name == PACKAGES:
+        digest = hashlib.sha256(",".join(sorted(coordinates(name))).encode()).hexdigest()[:12]
+        return base / f"{PACKAGES}-{digest}"
+    return base / name
+
+
+def read_stamp(directory: Path) -> dict[str, Any] | None:
+    """The stamp of a set directory, or ``None`` when absent or unreadable."""
+    try:
+        stamp = json.loads((directory / STAMP).read_text())
+    except (OSError, ValueError):
+        return None
+    return stamp if isinstance(stamp, dict) else None
+
+
+def write_stamp(directory: Path, coords: tuple[str, ...], jars: list[str], seconds: float) -> None:
+    """Record that ``directory`` holds ``jars``, resolved from ``coords``."""
+    stamp = {"coordinates": list(coords), "jars": jars, "seconds": round(seconds, 1)}
+    (directory / STAMP).write_text(json.dumps(stamp, indent=1))
+
+
+def write_unserved(directory: Path, coords: tuple[str, ...], reason: str) -> None:
+    """Record that no registry serves ``coords`` (set-up tries again next time: it may be published since)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / UNSERVED).write_text(json.dumps({"coordinates": list(coords), "reason": reason}))
+
+
+def unserved_reason(directory: Path, coords: tuple[str, ...]) -> str | None:
+    """Why ``coords`` could not be had, when set-up recorded that no registry serves them."""
+    try:
+        found = json.loads((directory / UNSERVED).read_text())
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(found, dict) and tuple(found.get("coordinates", ())) == coords
+    return str(found.get("reason", "")) if ok else None
+
+
+def is_complete(directory: Path, coords: tuple[str, ...]) -> bool:
+    """Whether ``directory`` holds every jar its stamp lists, resolved from exactly ``coords``."""
+    stamp = read_stamp(directory)
+    if stamp is None or tuple(stamp.get("coordinates", ())) != coords:
+        return False
+    return all((directory / j).is_file() for j in stamp.get("jars", ()))
+
+
+def problem(name: str, *, root: Path | None = None) -> str | None:
+    """Why set ``name`` cannot be used here (one line naming the release and what to run), or ``None``."""
+    release = current()
+    try:
+        coords = coordinates(name, release)
+    except Unserved as exc:
+        return f"jar set {name!r} cannot be had for PySpark {release.spark}: {exc}"
+    if not coords:
+        return None
+    directory = set_dir(name, release, root=root)
+    if is_complete(directory, coords):
+        return None
+    if (why := unserved_reason(directory, coords)) is not None:
+        return f"jar set {name!r} cannot be had for PySpark {release.spark}: {why}"
+    extra = ("--packages", ",".join(coords)) if name == PACKAGES else ()
+    what = f"packages {', '.join(coords)}" if name == PACKAGES else f"jar set {name!r} ({', '.join(coords)})"
+    return f"{what} for PySpark {release.spark}, not in the cache {directory}; run `{setup_command(*extra)}`"
 
 
 # A version starts with digits and a dot ("4.2.0", "1.5.6-10") or is all digits ("20231013"); artifact ids
@@ -99,8 +179,7 @@ _VERSION = re.compile(r"\d+\.\d+.*|\d+")
 
 
 def artifact_of(file_name: str) -> tuple[str, str] | None:
-    """``(artifactId, version)`` of a Maven jar file name ``<artifactId>-<version>.jar``; ``None`` if it is
-    not one."""
+    """``(artifactId, version)`` of a jar file name ``<artifactId>-<version>.jar``; ``None`` if it is not one."""
     if not file_name.endswith(".jar"):
         return None
     stem = file_name[: -len(".jar")]
@@ -115,108 +194,55 @@ def _artifact_id(jar: Path) -> str:
     return found[0] if found else jar.name
 
 
-def pyspark_jars_dir() -> Path:
-    """The jars of the installed Spark: ``$SPARK_HOME/jars`` if set, else the pyspark package's ``jars/``."""
-    home = os.environ.get("SPARK_HOME")
-    if home:
-        return Path(home) / "jars"
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "jars"
-
-
 @functools.cache
 def _shipped(directory: Path) -> frozenset[str]:
     return frozenset(_artifact_id(p) for p in directory.glob("*.jar"))
 
 
-def pyspark_version() -> str:
-    import pyspark
-
-    return str(pyspark.__version__)
-
-
-def _set_of(name: str) -> JarSet:
-    try:
-        return SETS[name]
-    except KeyError:
-        raise ValueError(f"unknown jar set {name!r}; known: {', '.join(sorted(SETS))}") from None
-
-
-def _jar_files(name: str, root: Path | None) -> list[Path]:
-    directory = (root or jars_dir()) / name
-    return sorted(directory.glob("*.jar")) if directory.is_dir() else []
-
-
-def spark_version_of(name: str, *, root: Path | None = None) -> str | None:
-    """The Spark release a ``for_spark`` set is built for (:meth:`JarSet.spark_of` its marker jar); ``None`` when
-    the set or its marker is missing."""
-    jar_set = _set_of(name)
-    for jar in _jar_files(name, root):
-        found = artifact_of(jar.name)
-        if found is not None and jar_set.is_marker(found[0]):
-            return jar_set.spark_of(*found)
-    return None
-
-
-def _same_spark(built_for: str | None, have: str) -> bool:
-    """``4.2.0`` matches only ``4.2.0``; a line ``4.2`` matches every ``4.2.x``."""
-    if built_for is None:
-        return False
-    return have == built_for or (built_for.count(".") == 1 and have.startswith(built_for + "."))
-
-
-def problem(name: str, *, root: Path | None = None) -> str | None:
-    """Why set ``name`` cannot be used here (one line naming the directory and what to run), or ``None``."""
-    jar_set = _set_of(name)
-    directory = (root or jars_dir()) / name
-    if not any(jar_set.is_marker(_artifact_id(j)) for j in _jar_files(name, root)):
-        return f"jar set {name!r} is not in {directory} ({jar_set.marker} missing); {FETCH_HINT}"
-    if jar_set.for_spark:
-        built_for, have = spark_version_of(name, root=root), pyspark_version()
-        if not _same_spark(built_for, have):
-            return (
-                f"jar set {name!r} in {directory} is built for Spark {built_for}, but pyspark is {have}; "
-                f"make jars/pom.xml resolve it for Spark {have} and {FETCH_HINT}"
-            )
-    return None
+def shipped_artifacts() -> frozenset[str]:
+    """Artifact ids of the jars the Spark install ships (what a ``for_spark`` set leaves out)."""
+    return _shipped(pyspark_jars_dir())
 
 
 def connector_jars(name: str, *, root: Path | None = None) -> list[Path]:
-    """The jars of set ``name`` a process needs, sorted: for a ``for_spark`` set only those whose artifact
-    pyspark does not ship; for any other set all of them. Empty when the set is missing (no check of its
-    version: :func:`require` does that)."""
-    jars = _jar_files(name, root)
-    if not _set_of(name).for_spark:
+    """The jars of set ``name`` a process needs, sorted: for a ``for_spark`` set only those whose artifact the
+    Spark install does not ship. Empty when the set is missing (:func:`require` says so)."""
+    directory = set_dir(name, root=root)
+    jars = sorted(directory.glob("*.jar")) if directory.is_dir() else []
+    if not SETS[name].for_spark:
         return jars
-    shipped = _shipped(pyspark_jars_dir())
+    shipped = shipped_artifacts()
     return [j for j in jars if _artifact_id(j) not in shipped]
 
 
 def require(name: str, *, root: Path | None = None) -> list[Path]:
-    """:func:`connector_jars` of set ``name``; :class:`JarsUnavailable` (saying what to run) when the set is
-    missing or built for a Spark other than the installed pyspark."""
+    """:func:`connector_jars` of set ``name``; :class:`JarsUnavailable` (saying what to run) when missing."""
     reason = problem(name, root=root)
     if reason:
         raise JarsUnavailable(reason)
     return connector_jars(name, root=root)
 
 
-def usable_for_spark(*, root: Path | None = None) -> list[JarSet]:
-    """The ``for_spark`` sets in the cache built for the installed pyspark."""
-    return [s for s in SETS.values() if s.for_spark and problem(s.name, root=root) is None]
+def _package_confs() -> dict[str, str]:
+    extensions = [e for e in (extension_of(c) for c in user_packages()) if e]
+    return {"spark.sql.extensions": ",".join(dict.fromkeys(extensions))} if extensions else {}
 
 
 def spark_jars_conf(*, root: Path | None = None) -> dict[str, str]:
-    """``{"spark.jars": "<comma-separated local paths>"}`` of every usable ``for_spark`` set in the cache
-    (the Kafka connector, Delta) plus those sets' own confs (Delta's extension and catalog); ``{}`` when there
-    is none. A set that is missing or built for another Spark is left out here; :func:`require` names the
-    problem where a scenario needs it."""
-    usable = usable_for_spark(root=root)
-    jars = [str(j) for s in usable for j in connector_jars(s.name, root=root)]
+    """``spark.jars`` of every usable ``for_spark`` set (the Kafka connector, Delta, the team's packages) plus
+    their session confs (Delta's extension and catalog, a package's extension); ``{}`` when there is none. A
+    built-in set that is missing is left out (:func:`require` names it where a scenario needs it); packages
+    named by :data:`PACKAGES_ENV` but not in the cache raise :class:`JarsUnavailable`: a run without the
+    team's own connector would test something else."""
+    if user_packages() and (reason := problem(PACKAGES, root=root)):
+        raise JarsUnavailable(reason)
+    usable = [SETS[n] for n in (*BUILT_IN, PACKAGES) if SETS[n].for_spark and problem(n, root=root) is None]
     out: dict[str, str] = {}
-    for s in usable:
-        out.update(s.confs)
+    for jar_set in usable:
+        confs = _package_confs() if jar_set.name == PACKAGES else jar_set.confs
+        for key, value in confs.items():
+            out[key] = ",".join(filter(None, [out.get(key, ""), value])) if key in _LIST_CONFS else value
+    jars = [str(j) for s in usable for j in connector_jars(s.name, root=root)]
     if jars:
         out["spark.jars"] = ",".join(jars)
     return out

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from harness.spark.cds import java_options
 from harness.spark.connect import ConnectServer, inner_master, is_connect
 from harness.spark.jars import with_cached_jars
+from harness.spark.project import spark_confs
 from harness.spark.standalone import APP_CONFS, executor_env_confs
 
 if TYPE_CHECKING:
@@ -68,7 +69,8 @@ def build_session(
 ) -> SparkSession:
     """A SparkSession with :data:`DEFAULT_CONFS` (overridden by ``confs``; the driver's JVM
     options gain the class-data archive of :mod:`harness.spark.cds` when it exists; ``spark.jars``
-    gains the connectors set-up cached, :mod:`harness.spark.jars`) and the
+    gains the connectors set-up cached, :mod:`harness.spark.jars`; the user's
+    :data:`harness.spark.project.SPARK_CONFS_ENV` confs replace the defaults) and the
     ``replayable`` data source registered. A ``connect:<inner master>`` master
     gives a Spark Connect client of a loopback server started here
     (:mod:`harness.spark.connect`). Sets this process's environment as
@@ -78,7 +80,9 @@ def build_session(
 
     from scenarios.replayable_source import ReplayableDataSource
 
-    all_confs = with_cached_jars({**DEFAULT_CONFS, **dict(confs or {})})
+    # The user's confs (HARNESS_SPARK_CONFS, the ini option harness_spark_confs) replace the test defaults;
+    # the harness's own for this driver come last; the cached connectors are appended to list confs.
+    all_confs = with_cached_jars({**DEFAULT_CONFS, **spark_confs(), **dict(confs or {})})
     java_key = "spark.driver.extraJavaOptions"
     all_confs[java_key] = java_options(all_confs.get(java_key, ""))
     if inner_master(master).startswith("spark://"):  # a cluster: executors get the driver's children's settings

@@ -10,7 +10,7 @@ and ``commits/N`` has no harness code in it: an explicit ``--kill sink.commit.af
 watcher on the table's log (:mod:`scenarios.delta.commit_watch`, SIGKILL only, so campaigns do not draw it).
 Guarantee checked: exactly-once. Pass condition: the table's current version equals, as a multiset, the same
 transform over exactly the input added; an anomaly names its batch and the Delta version that holds the row.
-Requirements: the set-up's Delta jars (``.jars/delta-spark``).
+Requirements: Delta's jars (``harness setup`` fetches them).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Faults: SIGKILL at every point the replayable source reaches in a batch (no-data
 store the campaign draws.
 Guarantee checked: exactly-once. Pass condition: the table's current version equals, as a multiset, the batch
 aggregation over all input; a group that differs is a ``wrong-value`` with the Delta version of its row.
-Requirements: the set-up's Delta jars (``.jars/delta-spark``).
+Requirements: Delta's jars (``harness setup`` fetches them).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ over every row of the input table; an anomaly names the batch (located through t
 and the output's Delta versions.
 :data:`BY_BYTES` reads with ``maxBytesPerTrigger`` instead (several versions a batch); :data:`NAIVE_APPEND` is
 a one-bug twin for tests: the same input into ``foreachbatch_delta_naive``'s append without txn options.
-Requirements: the set-up's Delta jars (``.jars/delta-spark``); ``deltalake`` writes the input.
+Requirements: Delta's jars (``harness setup`` fetches them); ``deltalake`` writes the input.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Faults: SIGKILL at every crash point a ``foreachBatch`` sink reaches, including 
 before ``commits/N`` (``sink.commit.after``: the replay is skipped), and at any step of the function.
 Guarantee checked: exactly-once. Pass condition: the table equals, as a multiset, the aggregation over all
 input; a group that differs is a ``wrong-value`` with the Delta version of its row.
-Requirements: the set-up's Delta jars (``.jars/delta-spark``).
+Requirements: Delta's jars (``harness setup`` fetches them).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Delta that a batch was already merged. The bug: when Spark re-runs a batch whose
 between the Delta commit and ``commits/N``), its counts and sums are added a second time.
 Faults: as ``foreachbatch_delta_merge``. Pass condition for the harness: after a ``sink.commit.after`` kill of
 a batch with data the run is flagged with ``wrong-value`` groups (over-counted) naming the Delta versions.
-Requirements: the set-up's Delta jars (``.jars/delta-spark``).
+Requirements: Delta's jars (``harness setup`` fetches them).
 """
 
 from __future__ import annotations

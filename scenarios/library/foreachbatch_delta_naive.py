@@ -5,7 +5,7 @@ Purpose: the broken twin. The bug: the append carries no ``txnAppId``/``txnVersi
 between the Delta commit and ``commits/N``), Delta appends its rows a second time.
 Faults: as ``foreachbatch_delta_txn``. Pass condition for the harness: after a ``sink.commit.after`` kill of
 a batch with data the run is flagged with ``duplicate`` rows naming the batch and both Delta versions.
-Requirements: the set-up's Delta jars (``.jars/delta-spark``).
+Requirements: Delta's jars (``harness setup`` fetches them).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Faults: SIGKILL at every crash point a ``foreachBatch`` sink reaches, including 
 but before Spark writes ``commits/N`` (``sink.commit.after``), and at any step of the function.
 Guarantee checked: exactly-once. Pass condition: the table's current version equals, as a multiset, the same
 transform over exactly the input added.
-Requirements: the set-up's Delta jars (``.jars/delta-spark``).
+Requirements: Delta's jars (``harness setup`` fetches them).
 """
 
 from __future__ import annotations

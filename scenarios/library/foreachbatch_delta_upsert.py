@@ -10,7 +10,7 @@ Faults: SIGKILL at every crash point a ``foreachBatch`` sink reaches, including 
 before ``commits/N`` (``sink.commit.after``), and at any step of the function.
 Guarantee checked: exactly-once. Pass condition: the table's current version equals, as a multiset, the same
 transform over exactly the input added.
-Requirements: the set-up's Delta jars (``.jars/delta-spark``).
+Requirements: Delta's jars (``harness setup`` fetches them).
 """
 
 from __future__ import annotations

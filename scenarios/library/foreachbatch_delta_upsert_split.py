@@ -12,7 +12,7 @@ nothing. Writes of one batch that must all land need one commit, or one txn vers
 (``batch_id * chunks + i``).
 Faults: as ``foreachbatch_delta_upsert``. Pass condition for the harness: the run is flagged with ``lost``
 rows in most batches, each naming its batch id and the Delta version(s) the batch wrote.
-Requirements: the set-up's Delta jars (``.jars/delta-spark``).
+Requirements: Delta's jars (``harness setup`` fetches them).
 """
 
 from __future__ import annotations

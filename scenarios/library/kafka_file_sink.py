@@ -13,7 +13,7 @@ file sink's log hides an uncommitted attempt's files).
 Pass condition: the rows readable through the sink equal, as a multiset, the same transform over the
 topic's records of ``[the source's recorded start, the newest committed batch's end)``, read back from the
 broker.
-Requirements: the set-up's jar cache (``.jars/``: Spark's Kafka connector and the broker); the broker is
+Requirements: Spark's Kafka connector and the broker's jars (``harness setup`` fetches them); the broker is
 started by the run (or shared by the pytest session / campaign).
 :data:`NAIVE_APPEND` is its one-bug twin: the same topic into a ``foreachBatch`` that appends without
 batch-id dedup (duplicates after a kill between the append and ``commits/N``); :data:`SKIPS_LOST` reads

@@ -36,7 +36,7 @@ def test_the_driver_jvm_maps_the_class_data_archive(spark: SparkSession) -> None
         pytest.skip(f"{CDS_ENV}=0 turns the archive off")
     archive = archive_path(DEFAULT_CONFS["spark.driver.extraJavaOptions"])
     if archive is None or not archive.is_file():
-        message = f"no class-data archive at {archive}; `python -m harness cds` builds it"
+        message = f"no class-data archive at {archive}; `harness setup` builds it"
         if os.environ.get("HARNESS_REQUIRE_CDS") == "1":  # bin/test: set-up built it, or says why it could not
             pytest.fail(message)
         pytest.skip(message)

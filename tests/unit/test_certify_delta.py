@@ -53,7 +53,7 @@ def test_the_delta_sink_scenario_is_delta_sink_append_with_the_commit_window_add
 
 
 def test_delta_rows_name_a_missing_jar_set_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("HARNESS_JARS_DIR", str(tmp_path))
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
     for reason in (delta.delta_missing(), delta.deltars_missing()):
         assert reason is not None and "delta-spark" in reason and "\n" not in reason
 

@@ -45,7 +45,7 @@ def test_the_runnable_marker_is_used_and_parsed() -> None:
 
 def test_the_readme_pytest_example_is_the_tested_file() -> None:
     readme = README.read_text()
-    start = readme.index("## Testing your own pipeline with pytest")
+    start = readme.index("## Use it in your project")
     block = readme[start:].split("```python\n", 1)[1].split("```", 1)[0]
     tested = (ROOT / "tests/integration/test_user_pipeline.py").read_text().splitlines()
     code = [re.sub(r"\s+#.*$", "", line) for line in block.splitlines()]

@@ -9,6 +9,8 @@ import pytest
 
 from harness import pytest_plugin
 from harness.spark import jars
+from harness.spark.cache import CACHE_ENV
+from harness.spark.releases import KAFKA_BROKER_COORDINATES
 from scenarios.base import ResourceUnavailable
 from tests.ci_skips import PREFIX
 
@@ -16,8 +18,8 @@ from tests.ci_skips import PREFIX
 def test_the_broker_without_jars_says_what_to_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from scenarios.kafka.broker import throwaway_kafka
 
-    monkeypatch.setenv(jars.JARS_DIR_ENV, str(tmp_path / "empty"))
-    with pytest.raises(ResourceUnavailable, match=r"kafka-broker.*bin/_jars\.sh"), throwaway_kafka(tmp_path):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "empty"))
+    with pytest.raises(ResourceUnavailable, match=r"kafka-broker.*harness setup`"), throwaway_kafka(tmp_path):
         pass
     assert not (tmp_path / "kafka.log").exists()
 
@@ -25,9 +27,11 @@ def test_the_broker_without_jars_says_what_to_run(tmp_path: Path, monkeypatch: p
 def test_the_broker_without_java_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from scenarios.kafka import broker
 
-    monkeypatch.setenv(jars.JARS_DIR_ENV, str(tmp_path))
-    (tmp_path / jars.KAFKA_BROKER).mkdir()
-    (tmp_path / jars.KAFKA_BROKER / "kafka_2.13-4.1.1.jar").write_bytes(b"")
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    directory = jars.set_dir(jars.KAFKA_BROKER)
+    directory.mkdir(parents=True)
+    (directory / "kafka_2.13-4.1.1.jar").write_bytes(b"")
+    jars.write_stamp(directory, KAFKA_BROKER_COORDINATES, ["kafka_2.13-4.1.1.jar"], 0.0)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setattr(broker.shutil, "which", lambda name: None)
     with pytest.raises(ResourceUnavailable, match=r"'java' not found.*apt-get install"):

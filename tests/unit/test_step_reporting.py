@@ -97,5 +97,5 @@ def test_bench_kafka_rows_or_why_they_were_skipped() -> None:
     assert "kafka_pipeline_ratio                   1.05x (the query; target <= 1.1x)" in text
     assert "kafka_run_ratio                        2.35x" in text and "Kafka -> parquet (20,000 rows), run" in text
     assert "chaos examples/min, kafka_file_sink    2.50 (3 ci examples, 3 hard kills, pooled)" in text
-    skipped = render_bench({"kafka": {"skipped": "jars missing: run bin/_jars.sh"}, "peak_rss_mb": 1.0})
-    assert "Kafka                                  skipped: jars missing: run bin/_jars.sh" in skipped
+    skipped = render_bench({"kafka": {"skipped": "jars missing: run harness setup"}, "peak_rss_mb": 1.0})
+    assert "Kafka                                  skipped: jars missing: run harness setup" in skipped

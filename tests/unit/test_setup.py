@@ -1,0 +1,135 @@
+"""harness setup's pure parts: how Ivy's output becomes one line, the project's ini options, and offline
+set-up naming what the cache lacks (no JVM, no network)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.spark import cache as cache_mod
+from harness.spark import ivy, jars, project, releases
+from harness.spark.setup import SetupFailed, fetch, run_setup
+
+URL = "https://repo.example/maven2/"
+
+NOT_FOUND = """:: problems summary ::
+:::: WARNINGS
+		module not found: org.example#nope;1.0
+		::          UNRESOLVED DEPENDENCIES         ::
+		:: org.example#nope;1.0: not found
+"""
+REFUSED = """	CLIENT ERROR: Not Found url=https://repo.example/maven2/a/b/1/b-1.pom
+	CLIENT ERROR: Forbidden url=https://repo.example/maven2/org/example/x/1.0/x-1.0.pom
+		:: org.example#x;1.0: not found
+"""
+UNREACHABLE = "Server access error at url https://repo.example/maven2/x.pom (java.net.UnknownHostException: repo)\n"
+
+
+def test_a_coordinate_no_registry_serves_is_named_as_such() -> None:
+    why, not_served = ivy.explain(NOT_FOUND, ["org.example:nope:1.0"], [URL])
+    assert (why, not_served) == (f"org.example:nope:1.0 is not served by {URL}", True)
+
+
+def test_a_missing_dependency_names_what_asked_for_it() -> None:
+    why, _ = ivy.explain(NOT_FOUND, ["com.acme:sink:2.0"], [URL])
+    assert why == f"org.example:nope:1.0 (a dependency of com.acme:sink:2.0) is not served by {URL}"
+
+
+def test_a_registry_refusing_is_named_with_its_status_not_as_not_found() -> None:
+    why, not_served = ivy.explain(REFUSED, ["org.example:x:1.0"], [URL])
+    assert not not_served
+    assert why == "the registry refused https://repo.example/maven2/org/example/x/1.0/x-1.0.pom: Forbidden"
+
+
+def test_an_unreachable_registry_says_what_to_do() -> None:
+    why, not_served = ivy.explain(UNREACHABLE, ["a:b:1"], [URL])
+    assert not not_served and "cannot reach https://repo.example/maven2/x.pom" in why and "--repository" in why
+
+
+def test_registries_come_from_the_caller_the_environment_or_central(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ivy.REPOSITORIES_ENV, raising=False)
+    assert ivy.repositories() == (ivy.CENTRAL,)
+    monkeypatch.setenv(ivy.REPOSITORIES_ENV, "https://a/m2, https://b/")
+    assert ivy.repositories() == ("https://a/m2/", "https://b/")
+    assert ivy.repositories(["https://c"]) == ("https://c/",)
+
+
+def test_ivy_module_excludes_what_spark_ships_and_maps_runtime_scope() -> None:
+    text = ivy._module(["g:a:1"], ["scala-library", "hadoop-client-api"])
+    assert 'org="g" name="a" rev="1" conf="default->default(runtime)"' in text
+    assert '<exclude module="hadoop-client-api"/>' in text and '<exclude module="scala-library"/>' in text
+
+
+@pytest.fixture
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(cache_mod.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(releases, "pyspark_version", lambda: "4.2.0")
+    monkeypatch.delenv(jars.PACKAGES_ENV, raising=False)
+    return tmp_path / "cache"
+
+
+def test_offline_with_an_empty_cache_names_every_set_and_the_command(empty_cache: Path) -> None:
+    with pytest.raises(SetupFailed) as info:
+        fetch(offline=True, packages=("com.acme:sink:2.0",), echo=lambda m: None)
+    message = str(info.value)
+    assert "\n" not in message and str(empty_cache) in message
+    for name in ("kafka-connector", "delta-spark", "kafka-broker", "packages (com.acme:sink:2.0)"):
+        assert name in message
+    assert "harness setup --packages com.acme:sink:2.0`" in message
+
+
+def test_offline_with_a_complete_cache_is_a_no_op(empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = releases.current()
+    for name in releases.BUILT_IN:
+        directory = jars.set_dir(name, release)
+        directory.mkdir(parents=True)
+        jars.write_stamp(directory, release.coordinates(name), [], 0.0)
+    lines: list[str] = []
+    assert run_setup(offline=True, cds=False, echo=lines.append) == 0
+    assert "already in the cache: kafka-connector, delta-spark, kafka-broker" in "\n".join(lines)
+
+
+def test_setup_exits_2_with_one_line(empty_cache: Path) -> None:
+    lines: list[str] = []
+    assert run_setup(offline=True, cds=False, echo=lines.append) == 2
+    assert lines[-1].startswith("harness: setup: offline, and the cache")
+
+
+def test_the_project_ini_options_reach_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for option in project.OPTIONS.values():
+        monkeypatch.delenv(option[0], raising=False)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nharness_packages = ["a:b:1", "c:d:2"]\nharness_offline = true\n'
+        'harness_spark_confs = ["spark.sql.shuffle.partitions=3", "spark.x = a=b"]\n'
+        f'harness_cache_dir = "{tmp_path / "c"}"\n'
+    )
+    (tmp_path / "pkg").mkdir()
+    monkeypatch.setenv(jars.PACKAGES_ENV, "x:y:9")  # the environment wins over the file
+    assert project.load_project_settings(tmp_path / "pkg") == tmp_path / "pyproject.toml"
+    assert os.environ[jars.PACKAGES_ENV] == "x:y:9"
+    assert cache_mod.offline() and cache_mod.cache_dir() == tmp_path / "c"
+    assert project.spark_confs() == {"spark.sql.shuffle.partitions": "3", "spark.x": "a=b"}
+
+
+def test_a_pytest_ini_wins_over_a_pyproject_beside_it_and_bad_confs_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(project.SPARK_CONFS_ENV, raising=False)
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\nharness_spark_confs = ['a=1']\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nharness_spark_confs =\n    b=2\n    no-equals\n")
+    with pytest.raises(ValueError, match=r"pytest\.ini harness_spark_confs: 'no-equals' is not key=value"):
+        project.load_project_settings(tmp_path)
+    monkeypatch.setenv(project.SPARK_CONFS_ENV, json.dumps(["not", "an", "object"]))
+    with pytest.raises(ValueError, match="must be a JSON object"):
+        project.spark_confs()
+
+
+def test_a_pyproject_without_a_pytest_section_is_passed_over(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text("[tool.black]\n")
+    found = project.find_settings(tmp_path / "sub")
+    assert found is None or found[0] not in (tmp_path / "pyproject.toml", tmp_path / "sub" / "pyproject.toml")
