@@ -32,17 +32,24 @@ class SinkContext:
     run (e.g. ``{"dsn": ...}`` of a throw-away database), the same in every
     driver incarnation."""
 
+    #: The run's output directory, fresh per run and the same in every driver of it: write your
+    #: sink's data here (or in any directory under it).
     output: str
+    #: The query's checkpoint directory (the runner sets it on the writer; read it, never write it).
     checkpoint: str
+    #: The run's armed crash points: hand it to a ``crash_injecting`` sink wrapper
+    #: (:mod:`fault_injectors.sinks`) so faults land inside your sink's code.
     faults: FaultSite
+    #: What the scenario's ``resource`` hook (or its source's) provided for the run, e.g. ``{"dsn":
+    #: ...}``.
     resources: Mapping[str, str] = field(default_factory=dict)
 
 
-#: A scenario's external resource for one run: entered by the runner before the
-#: first driver starts and exited after the last one stopped; yields string
-#: settings that reach the sink as ``SinkContext.resources``. Raise
-#: ``ResourceUnavailable`` (with a reason saying what to install) if it cannot
-#: be provided here.
+#: ``resource(run_dir) -> AbstractContextManager[dict[str, str]]``: a scenario's external resource
+#: for one run, given a directory of its own in the run's: entered by the runner before the first
+#: driver starts and exited after the last one stopped; yields string settings that reach the sink
+#: as ``SinkContext.resources``. Raise ``ResourceUnavailable`` (with a reason saying what to
+#: install) if it cannot be provided here.
 ResourceHook = Callable[[Path], AbstractContextManager[dict[str, str]]]
 
 
@@ -75,8 +82,12 @@ class OracleContext:
     watermark has closed, so an oracle filters the batch result by it.
     ``before_deploy``: see the field."""
 
+    #: The driver's session, to build the expected rows with.
     spark: SparkSession
+    #: The event-time watermark after the last committed batch, in ms since the epoch (0 without
+    #: one).
     watermark_ms: int
+    #: The query's checkpoint directory (read only).
     checkpoint: str
     #: In an upgrade run, for the deployed version's oracle: per source partition, the end offset of the batches
     #: the previous version committed (rows below it ran before the deploy); ``None`` otherwise.
@@ -117,37 +128,62 @@ class StateExpectation:
     flattened and ``partition_id`` dropped; ``expected`` computes the same rows from the batch input. The two are
     compared as multisets of whole rows: state that is wrong but not yet emitted fails the run."""
 
+    #: The state variable: a ``transformWithState`` variable's name, or ``""`` for the operator's
+    #: default store.
     name: str
+    #: ``expected(batch_df, ctx) -> DataFrame``: the rows the state must hold, from the batch input
+    #: (as ``oracle``).
     expected: OracleFn
+    #: The stateful operator, as Spark's ``statestore`` reader numbers it (0 for the query's first).
     operator_id: int = 0
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """A pipeline under test.
+    """A pipeline under test: its input, transform and sink, how to read the sink back, and what
+    it is expected to show (the checker decides what it actually shows)."""
 
-    ``transform`` is applied both to the stream and (for the oracle) to a batch
-    read of the same input, so it must only use operations valid in both.
-    ``attach_sink`` configures the sink on a ``DataStreamWriter`` (the runner
-    sets checkpoint and trigger). ``read_output`` returns what the sink has
-    made visible to its readers. ``guarantee`` is what the scenario is
-    *expected* to show; the checker decides what it actually shows.
-    """
-
+    #: The scenario's name in reports, bundles and ``python -m harness list``.
     name: str
+    #: One line: the pipeline and its sink (shown when a run starts).
     summary: str
+    #: What the pipeline is expected to show, ``"exactly-once"`` or ``"at-least-once"``; reports
+    #: compare it with what the checker finds (the verdict itself never depends on it).
     guarantee: str
+    #: The crash points (``python -m harness list``) that seeded kills (``run --kills``) and chaos
+    #: campaigns choose from; a point the source cannot reach is refused when the scenario is built.
     kill_points: tuple[str, ...]
+    #: ``transform(df) -> DataFrame``: your pipeline. Applied to the stream and, for the oracle, to
+    #: a batch read of exactly the input that was added, so it may use only operations valid in
+    #: both.
     transform: Callable[[DataFrame], DataFrame]
+    #: ``attach_sink(writer, ctx) -> DataStreamWriter``: configure your sink on the query's
+    #: ``DataStreamWriter`` (format, options, output mode, ``foreachBatch``), writing under
+    #: ``ctx.output`` (a :class:`SinkContext`); the runner sets the checkpoint and the trigger.
     attach_sink: Callable[[DataStreamWriter, SinkContext], DataStreamWriter]
+    #: ``read_output(spark, ctx, schema) -> DataFrame``: what your sink has made visible to its
+    #: readers after the run. ``schema`` is the oracle's expected schema (the ``StructType`` of
+    #: ``oracle``'s, else ``transform``'s, batch result): read your output in it, so the two compare
+    #: column by column.
     read_output: Callable[[SparkSession, SinkContext, StructType], DataFrame]
+    #: Source partitions of the input (the replayable, file and Kafka sources).
     partitions: int = 2
+    #: Rows per offset unit of a partition (``seq`` numbers them); a Kafka scenario keeps 1.
     rows_per_offset: int = 1
+    #: Rows one batch may take (the replayable source's admission control); schedules predict batch
+    #: ids with it.
     max_rows_per_batch: int = 40
+    #: Offset units each partition gains per round, drawn between the two bounds (inclusive).
     rows_per_round: tuple[int, int] = (20, 60)
+    #: Output columns that name a row (the default: its provenance) or a group (an aggregate's
+    #: keys): the checker compares the output per identity and names each anomaly by it.
     identity: tuple[str, ...] = PROVENANCE
+    #: ``resource(run_dir)``: an external system the run needs (a database), as a context manager
+    #: yielding settings (:data:`ResourceHook`); they reach the sink as ``SinkContext.resources``.
     resource: ResourceHook | None = None
-    #: Expected output; ``None`` means ``transform`` of the batch input (stateless pipelines).
+    #: ``oracle(batch_df, ctx) -> DataFrame``: the expected output from a batch read of exactly the
+    #: input that was added and an :class:`OracleContext`; ``None``: ``transform`` of the batch
+    #: input (stateless pipelines).
     oracle: OracleFn | None = None
     #: Extra replayable-source settings (``SourceConfig`` fields: disorder, lateness, skew, ...).
     source_overrides: Mapping[str, Any] = field(default_factory=dict)
@@ -179,7 +215,8 @@ class Scenario:
     #: (:func:`harness.spark.jars.require`), one line and exit 2 when missing or built for another Spark.
     jars: tuple[str, ...] = ()
     #: For a versioned table sink (Delta): reads, after the run, which table version holds each row and each
-    #: batch, so that every anomaly names them (:class:`SinkVersions`).
+    #: batch, so that every anomaly names them (:class:`SinkVersions`). The ``DELTA`` preset's finds the
+    #: one table under ``ctx.output``; ``scenarios.delta.locate.delta_versions_at(path)`` names another.
     sink_versions: SinkVersionsHook | None = None
     #: The next version of this pipeline (a scenario name or ``module:ATTRIBUTE``): ``run`` and ``chaos`` then
     #: play upgrade runs, deploying it over the same checkpoint and sink (``RunSpec.upgrade_to``).
@@ -200,10 +237,12 @@ class Scenario:
         reachable = fired | {"after_offsets_logged", "after_commit_logged", "sink.commit.before", "sink.commit.after"}
         if not self.source_write_points:
             reachable |= set(TASK_WRITE_POINTS)
-        if not self.source.provenance and set(self.identity) <= set(PROVENANCE):
+        ident, own = set(self.identity), self._source_identity
+        if not self.source.provenance and ident <= set(PROVENANCE) and not (ident and ident <= own):
+            own_text = f" (or of its own columns {sorted(own)})" if own else ""
             raise ValueError(
                 f"scenario {self.name}: {self.source.describe()} adds no provenance columns {list(PROVENANCE)}; "
-                "give identity= the output columns that name a row (or a group)"
+                f"give identity= the output columns that name a row{own_text} or a group"
             )
         unreachable = [p for p in self.kill_points if p not in reachable]
         if unreachable:
@@ -216,6 +255,23 @@ class Scenario:
                 )
                 + f"; choose among {sorted(reachable)}"
             )
+
+    @property
+    def _source_identity(self) -> frozenset[str]:
+        """The source's ``identity_columns``: its own columns naming one record (raw Kafka's)."""
+        return frozenset(getattr(self.source, "identity_columns", ()))
+
+    def _kept_identity(self, expected: DataFrame) -> DataFrame:
+        """``expected``; ``ValueError`` if it lacks an identity column of the source's own."""
+        if self.source.provenance or not set(self.identity) & self._source_identity:
+            return expected
+        missing = [c for c in self.identity if c not in expected.columns]
+        if missing:
+            raise ValueError(
+                f"scenario {self.name}: identity column(s) {missing} are not in the output "
+                f"{expected.columns}; keep them in transform's output or give identity= others"
+            )
+        return expected
 
     @property
     def run_resource(self) -> ResourceHook | None:
@@ -250,7 +306,8 @@ class Scenario:
 
     def expected(self, batch_input: DataFrame, ctx: OracleContext) -> DataFrame:
         """The oracle's expected output for ``batch_input``."""
-        return self.oracle(batch_input, ctx) if self.oracle else self.transform(batch_input)
+        out = self.oracle(batch_input, ctx) if self.oracle else self.transform(batch_input)
+        return self._kept_identity(out)
 
 
 def parquet_file_sink(writer: DataStreamWriter, ctx: SinkContext) -> DataStreamWriter:

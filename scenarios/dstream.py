@@ -40,14 +40,23 @@ DSTREAM_KILL_POINTS = ("dstream.batch.start", "dstream.batch.end")
 class DStreamContext:
     """What a DStream setup function needs: where to read, checkpoint and write, and the batch interval."""
 
+    #: The directory to read with ``ssc.textFileStream``: JSON lines, one row each, provenance
+    #: columns first.
     input_dir: str
+    #: The checkpoint directory: pass it to ``ssc.checkpoint``.
     checkpoint: str
+    #: The run's output directory: your output operations write here (or under it).
     output: str
+    #: The batch interval to create the ``StreamingContext`` with, in whole seconds.
     batch_seconds: int
+    #: What the scenario's ``resource`` hook provided for the run (as ``SinkContext.resources``).
     resources: Mapping[str, str] = field(default_factory=dict)
 
 
-#: ``setup(sc, ctx) -> StreamingContext``: the function a DStream application gives ``getOrCreate``.
+#: ``setup(sc, ctx) -> StreamingContext``: the function a DStream application gives ``getOrCreate``,
+#: called with the driver's ``SparkContext`` and a :class:`DStreamContext` for a fresh checkpoint
+#: only: create the context with ``ctx.batch_seconds``, call ``ssc.checkpoint(ctx.checkpoint)``,
+#: read ``ctx.input_dir`` and register the outputs.
 SetupFn = Callable[["SparkContext", DStreamContext], "StreamingContext"]
 
 
@@ -111,6 +120,7 @@ class DStreamFiles:
 class DStreamScenario(Scenario):
     """A DStream application under test (see the module). Build one with :func:`dstream_scenario`."""
 
+    #: ``setup(sc, ctx) -> StreamingContext``: builds the application (:data:`SetupFn`); required.
     setup: SetupFn | None = None
     #: The batch interval, whole seconds (batch times are multiples of it).
     batch_seconds: int = 1
@@ -155,9 +165,10 @@ def dstream_scenario(
     rows_per_round: tuple[int, int] = (20, 60),
     source_config: Mapping[str, Any] | None = None,
 ) -> DStreamScenario:
-    """A :class:`DStreamScenario`. ``sink_steps``: chaos campaigns draw ``sink.step`` faults inside the
-    ``foreachRDD`` functions. A DStream's state lives in its checkpointed RDDs, not in a state store: no state
-    store axes are drawn for it."""
+    """A :class:`DStreamScenario`; the other arguments are the ``Scenario`` fields of the same name.
+    ``sink_steps``: chaos campaigns draw ``sink.step`` faults inside the ``foreachRDD`` functions.
+    ``source_config``: replayable-source settings (``Scenario.source_overrides``). A DStream's state
+    lives in its checkpointed RDDs, not in a state store: no state store axes are drawn for it."""
     return DStreamScenario(
         name,
         summary,

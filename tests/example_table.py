@@ -231,6 +231,35 @@ SOURCES: tuple[SourceRow, ...] = (
         behind="fail",
     ),
     source_row(
+        # A third-party-style source whose latestOffset raises (a stand-in API's missing field): the contract checks
+        # and the end-to-end run name its frame; the habit checks, never a failure, are skipped with the cause.
+        "raising_latest_offset",
+        f"{EX}.raising_latest_offset:RaisingLatestOffsetSource",
+        correct=False,
+        offsets_json="fail",
+        offsets_canonical="fail",
+        initial_offset_stable="skip",
+        latest_offset_stable="skip",
+        latest_offset_monotonic="fail",
+        read_repeatable="fail",
+        read_cross_process="fail",
+        ranges_contiguous="fail",
+        admission_control="fail",
+        e2e="fail",
+        behind="skip",
+    ),
+    source_row(
+        # Its twin whose read raises in Spark's Python worker (records without the envelope it expects).
+        "raising_read",
+        f"{EX}.raising_read:RaisingReadSource",
+        correct=False,
+        read_repeatable="fail",
+        read_cross_process="fail",
+        ranges_contiguous="fail",
+        e2e="fail",
+        behind="skip",
+    ),
+    source_row(
         # The subject's own exception: every read check and the end-to-end run name poison_record.py's frame.
         "poison_record",
         f"{EX}.poison_record:PoisonRecordSource",

@@ -20,7 +20,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", nargs="?", default=None, help="a scenario (name or package.module:ATTRIBUTE)")
     p.add_argument("--sink", default=None, metavar="FILE:OBJ", help="a sink under test, as check-sink takes it")
     p.add_argument("--read-back", default=None, metavar="FILE:FUNCTION", help="with --sink: its read-back function")
-    p.add_argument("--options", nargs="*", action="extend", default=[], metavar="K=V", help="with --sink: options")
+    p.add_argument(
+        "--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
+        help="with --sink: a sink option (repeatable)",
+    )  # fmt: skip
+    # The older spelling `--options K=V ...`, hidden; it goes in the next release.
+    p.add_argument("--options", dest="options", nargs="*", action="extend", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=None, help="seed of the data (default: random, printed)")
     p.add_argument("--rounds", type=int, default=1, help="add-data/run rounds (default 1)")
     p.add_argument("--all", action="store_true", help="print every step (default: the first 40 per call)")
@@ -89,5 +94,5 @@ def _sink_census(args: argparse.Namespace, seed: int):  # type: ignore[no-untype
 
 def _replay(args: argparse.Namespace, seed: int) -> str:
     what = [args.scenario] if args.scenario else ["--sink", args.sink, "--read-back", args.read_back]
-    extra = [a for o in args.options for a in ("--options", o)]
+    extra = [a for o in args.options for a in ("--option", o)]
     return harness_command("census", *what, *extra, "--seed", seed, "--rounds", args.rounds)

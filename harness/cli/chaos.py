@@ -34,8 +34,9 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
         "itself: a poller, a live feed, a clock; a replay then reproduces the schedule, not the same rows)",
     )
     p.add_argument(
-        "--option", dest="options", action="append", default=[], metavar="KEY=VALUE", help="with --source: an option"
-    )
+        "--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
+        help="with --source: a source option (repeatable)",
+    )  # fmt: skip
     p.add_argument("--examples", type=int, default=None, help="generated schedules to run (default: the profile's)")
     p.add_argument(
         "--volume",
@@ -180,7 +181,9 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     keep = args.work_dir is not None
     if keep and args.work_dir.is_dir() and any(args.work_dir.iterdir()):
         return _fail(f"--work-dir {args.work_dir} is not empty (it holds an earlier campaign); give a new one")
-    label = args.scenario.replace(":", "-").replace("/", "-")
+    from harness.engine.rundir import safe_name
+
+    label = safe_name(args.scenario)
     work = args.work_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix=f"harness-chaos-{label}-"))
     share = f" (shard {shard}: {sum(b.examples for b in shard_blocks(seed, profile.examples, shard))} of them)"
     rerun = campaign_command(

@@ -41,7 +41,11 @@ def parse_kill(text: str) -> FaultRule:
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("scenario", help="a built-in scenario (see `python -m harness list`)")
+    p.add_argument(
+        "scenario",
+        help="a built-in scenario's name (see `python -m harness list`) or "
+        "package.module:ATTRIBUTE naming your own Scenario",
+    )
     p.add_argument("--seed", type=int, default=None, help="seed for data and fault schedule (default: random, printed)")
     p.add_argument(
         "--kills", type=int, default=None, help="seeded SIGKILLs at crash points (default 3, or 0 with --kill)"

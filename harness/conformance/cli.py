@@ -37,7 +37,12 @@ def _write_json(path: Path | None, doc: Any) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--options", nargs="*", action="extend", default=[], metavar="K=V", help="connector options")
+    p.add_argument(
+        "--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
+        help="a connector option (repeatable)",
+    )  # fmt: skip
+    # The older spelling `--options K=V ...`, hidden; it goes in the next release.
+    p.add_argument("--options", dest="options", nargs="*", action="extend", help=argparse.SUPPRESS)
     p.add_argument("--skip", default=None, metavar="ID[,ID]", help="check ids to leave out")
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the report as JSON here")
     p.add_argument("--keep", type=Path, default=None, metavar="DIR", help="work directory to keep (default: temp)")

@@ -87,3 +87,11 @@ class RunPaths:
 
     def driver_log(self, incarnation: int) -> Path:
         return self.logs / f"driver-{incarnation}.log"
+
+
+def safe_name(text: str) -> str:
+    """``text`` as a path component Spark's and Hadoop's path handling take: every character but letters,
+    digits, ``.``, ``_`` and ``-`` becomes ``-``. A scenario reference ``module:ATTR`` in a directory name
+    breaks Hadoop (``Relative path in absolute URI``: the ``:`` reads as a URI scheme); a glob or a file
+    stream under it finds nothing."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in text)

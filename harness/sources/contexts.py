@@ -39,6 +39,9 @@ class SourceContext(Protocol):
     def close(self) -> None: ...
 
 
+#: ``factory(workdir) -> SourceContext``: called with a fresh work directory (the run's ``input/``),
+#: again in other processes on the same directory, so it must be deterministic; the object it
+#: returns has ``options()``, ``add_data(rows)`` and ``close()`` (:class:`SourceContext`).
 ContextFactory = Callable[[Path], SourceContext]
 
 

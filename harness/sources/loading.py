@@ -110,8 +110,9 @@ def ref_of(obj: Any) -> Ref:
     return Ref(obj.__module__, obj.__qualname__, root)
 
 
-def parse_options(pairs: Iterable[str] | None, what: str = "--options") -> dict[str, str]:
-    """``["k=v", ...]`` -> ``{"k": "v"}``; a pair without ``=`` is refused."""
+def parse_options(pairs: Iterable[str] | None, what: str = "--option") -> dict[str, str]:
+    """``["k=v", ...]`` (every ``--option KEY=VALUE`` given) -> ``{"k": "v"}``; a pair without
+    ``=`` is refused, naming ``what``."""
     out: dict[str, str] = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")

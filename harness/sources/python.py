@@ -43,8 +43,13 @@ class PythonSource:
     context factory (``path.py:fn`` | ``module:fn``) or ``None``; ``options``: reader options that override
     the context's. Both references are checked (not imported) when the scenario is built."""
 
+    #: Your ``DataSource`` subclass, as ``path/to/module.py:Class`` or ``package.module:Class``.
     source: str
+    #: Its context factory (``path.py:fn`` | ``module:fn``;
+    #: :data:`~harness.sources.contexts.ContextFactory`), called in the run's ``input/`` directory
+    #: to add each round's rows; ``None``: the data arrives by itself.
     context: str | None = None
+    #: Reader options, overriding the ones the context's ``options()`` gives.
     options: tuple[tuple[str, str], ...] = ()
     limits_batches: bool = field(default=False, init=False)
     #: The rows carry no ``partition, offset, seq`` columns: a scenario names its own identity columns.

@@ -9,20 +9,29 @@ streaming sink, app id = the query id, and for the library's ``foreachBatch`` wr
 ``commits/N`` only after the sink returned, and a batch killed after its Delta commit is re-run under the same
 id, so both of a replayed batch's commits are named by it. Commits that add no file and carry no txn (the
 table's creation) belong to no batch.
+
+The table is found where the sink wrote it: the one Delta table at or under the run's output
+(:func:`locate_table`), or the one :func:`delta_versions_at` names (a table elsewhere). When
+there is none or more than one, every anomaly says so instead of naming versions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from scenarios.base import VERSION_COLUMN, SinkContext, SinkVersions
+from scenarios.base import VERSION_COLUMN, SinkContext, SinkVersions, SinkVersionsHook
 from scenarios.delta.log import adding_versions, read_log
-from scenarios.delta.sinks import has_log, table_path
+from scenarios.delta.sinks import delta_tables, has_log
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+#: How a table you name is given to :func:`delta_versions_at`: its path, or a function of the run's
+#: context.
+TableRef = str | Callable[[SinkContext], str]
 
 
 def _relative(file_uri: str, table: Path) -> str:
@@ -34,14 +43,54 @@ def _relative(file_uri: str, table: Path) -> str:
         return str(path)
 
 
+def locate_table(output: str | Path) -> Path | str:
+    """The one Delta table at or under ``output`` (resolved); else a one-line reason."""
+    tables = delta_tables(output)
+    if len(tables) == 1:
+        return tables[0].resolve()
+    if not tables:
+        return f"no Delta table (a _delta_log with a commit) at or under {output}"
+    names = ", ".join(str(t.relative_to(output)) for t in tables)
+    return f"{len(tables)} Delta tables under {output} ({names})"
+
+
+def not_named(why: str, identity: Sequence[str]) -> SinkVersions:
+    """:class:`SinkVersions` of no row labelled ``why``: each anomaly's report line says it."""
+    import pyarrow as pa
+
+    label = f"Delta table not located ({why}; name it: sink_versions=delta_versions_at(PATH))"
+    empty = {c: pa.array([], pa.null()) for c in identity}
+    return SinkVersions(label, pa.table({**empty, VERSION_COLUMN: pa.array([], pa.int64())}), {})
+
+
 def delta_versions(spark: SparkSession, ctx: SinkContext, identity: tuple[str, ...]) -> SinkVersions:
-    """:class:`SinkVersions` of the run's table (:func:`scenarios.delta.sinks.table_path`)."""
+    """:class:`SinkVersions` of the one Delta table under ``ctx.output`` (:func:`locate_table`)."""
+    table = locate_table(ctx.output)
+    if isinstance(table, str):
+        return not_named(table, identity)
+    return table_versions(spark, ctx, identity, table)
+
+
+def delta_versions_at(table: TableRef) -> SinkVersionsHook:
+    """A ``Scenario.sink_versions`` hook for the table you name: a path, or ``table(ctx)`` of the
+    run's :class:`SinkContext` (a table outside ``ctx.output``, or one of several under it)."""
+
+    def hook(spark: SparkSession, ctx: SinkContext, identity: tuple[str, ...]) -> SinkVersions:
+        path = Path(table(ctx) if callable(table) else table).resolve()
+        if not has_log(str(path)):
+            return not_named(f"no Delta table (a _delta_log with a commit) at {path}", identity)
+        return table_versions(spark, ctx, identity, path)
+
+    return hook
+
+
+def table_versions(
+    spark: SparkSession, ctx: SinkContext, identity: tuple[str, ...], table: Path
+) -> SinkVersions:
+    """:class:`SinkVersions` of the Delta table at ``table`` (a resolved path with a commit)."""
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    table = Path(table_path(ctx)).resolve()
-    if not has_log(str(table)):
-        return SinkVersions("Delta", pa.table({VERSION_COLUMN: pa.array([], pa.int64())}), {})
     commits = read_log(table)
     added = adding_versions(commits)
     read = spark.read.format("delta").load(str(table)).select(*identity, F.col("_metadata.file_path").alias("__f"))

@@ -1,9 +1,12 @@
 """The Delta writes the library's pipelines make, one function each, and how a run's table is read back.
 
-Every table lives in ``<run output>/table`` (:func:`table_path`). The ``foreachBatch`` functions here take
-``(batch_df, batch_id)`` and are wrapped by :func:`fault_injectors.sinks.crash_injecting_foreach_batch` in the
-scenarios, so kills land before, inside (``sink.step``) and after them. What makes each write exactly-once,
-or not, is said in its docstring; the measured verdicts are in ``docs/delta.md``.
+The library's tables live in ``<run output>/table`` (:func:`table_path`); a user's Delta sink may
+write anywhere under the output (:func:`delta_tables` finds it).
+
+The ``foreachBatch`` functions here take ``(batch_df, batch_id)`` and are wrapped by
+:func:`fault_injectors.sinks.crash_injecting_foreach_batch` in the scenarios, so kills land before,
+inside (``sink.step``) and after them. What makes each write exactly-once, or not, is said in its
+docstring; the measured verdicts are in ``docs/delta.md``.
 
 The pipelines that use these writers are stateless. Behind a *stateful* query a write Delta skips (a replayed
 batch it already holds) never reads the batch, and Spark 4 then fails the query
@@ -47,6 +50,21 @@ def has_log(path: str) -> bool:
     """Whether ``path`` holds a Delta table with at least one commit (``_delta_log/<version>.json``)."""
     log = Path(path) / "_delta_log"
     return log.is_dir() and any(log.glob("*.json"))
+
+
+def delta_tables(root: str | Path) -> list[Path]:
+    """Every Delta table with a commit at or under ``root`` (``root`` itself included), sorted.
+    A table's own subdirectories (its partitions) are not searched for further tables."""
+    import os
+
+    found = []
+    for directory, names, _files in os.walk(root):
+        if "_delta_log" in names and has_log(directory):
+            found.append(Path(directory))
+            names.clear()
+        else:
+            names.sort()
+    return sorted(found)
 
 
 def read_delta(spark: SparkSession, ctx: SinkContext, schema: StructType) -> DataFrame:

@@ -77,12 +77,24 @@ _HEADERS_DDL = "headers ARRAY<STRUCT<key: STRING, value: BINARY>>"
 
 @dataclass(frozen=True)
 class KafkaTopic:
-    """Spark's Kafka source over a topic the harness fills (see the module docstring)."""
+    """Spark's Kafka source over a topic the harness fills on the run's broker, one record per
+    row (tap partition ``p`` is Kafka partition ``p``); the oracle reads the records back."""
 
+    #: Your columns after the provenance columns (:class:`Rows`); ``None``: the replayable source's
+    #: columns.
     rows: Rows | None = None
+    #: Kafka source options (``startingOffsets``, ``maxOffsetsPerTrigger``, ``failOnDataLoss``,
+    #: ``kafka.*``...); the harness's own (``kafka.bootstrap.servers``, ``subscribe``, ``assign``,
+    #: ...) are refused.
     options: tuple[tuple[str, str], ...] = ()
+    #: A column of the rows whose value (as JSON) becomes each record's key; ``None``: no key.
     key: str | None = None
+    #: Add ``partition`` and ``offset`` headers to every record (and read them with
+    #: ``includeHeaders``).
     headers: bool = False
+    #: Hand the transform Spark's Kafka columns (``key, value, topic, partition, offset, timestamp,
+    #: timestampType``) instead of the parsed row; the scenario names its ``identity`` (Kafka's
+    #: ``partition, offset``, or yours).
     raw: bool = False
     #: Appended to the run's topic name: a query subscribed to another topic of the same records (the upgrade
     #: pair that changes the subscribed topic).
@@ -104,9 +116,13 @@ class KafkaTopic:
 
     @property
     def provenance(self) -> bool:
-        """Parsed rows carry ``partition, offset, seq``; raw records leave the parsing (and identity) to the
-        scenario's transform."""
+        """Parsed rows carry ``partition, offset, seq``; raw records leave them to the transform."""
         return not self.raw
+
+    @property
+    def identity_columns(self) -> tuple[str, ...]:
+        """Raw records' columns naming one record (Kafka's coordinates), accepted as an identity."""
+        return ("topic", "partition", "offset") if self.raw else ()
 
     @property
     def ddl(self) -> str:

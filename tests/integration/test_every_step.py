@@ -40,7 +40,7 @@ def options(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str
                 settings = stack.enter_context(throwaway_postgres(tmp_path / "pg"))
             except ResourceUnavailable as exc:
                 pytest.skip(missing(f"PostgreSQL unavailable here: {exc}"))
-            yield ["--options", f"dsn={settings['dsn']}"]
+            yield ["--option", f"dsn={settings['dsn']}"]
         else:
             yield []
 

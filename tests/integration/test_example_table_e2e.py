@@ -42,7 +42,7 @@ def test_source_row_holds_with_spark(row: SourceRow, tmp_path: Path) -> None:
         args += ["--context", row.context]
     options = row.options()
     if options:
-        args += ["--options", *(f"{k}={v}" for k, v in options.items())]
+        args += [a for k, v in options.items() for a in ("--option", f"{k}={v}")]
     rc, doc, log = harness_json(tmp_path / "report.json", *args)
     actual = _statuses(doc)
     bad = mismatches(row.expect, actual, (*PURE_SOURCE_CHECKS, *SPARK_SOURCE_CHECKS))

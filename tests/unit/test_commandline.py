@@ -80,7 +80,7 @@ def test_source_campaign_and_census_lines_keep_options_with_spaces_and_equals() 
     assert _args(line) == ["chaos", *subject, "--examples", "2", "--seed", "9", "--profile", "ci"]
     args = argparse.Namespace(scenario=None, sink="s dir/s.py:F", read_back="r.py:g", options=["a=b c"], rounds=2)
     assert _args(census_replay(args, 4)) == [
-        "census", "--sink", "s dir/s.py:F", "--read-back", "r.py:g", "--options", "a=b c",
+        "census", "--sink", "s dir/s.py:F", "--read-back", "r.py:g", "--option", "a=b c",
         "--seed", "4", "--rounds", "2",
     ]  # fmt: skip
 

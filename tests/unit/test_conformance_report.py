@@ -224,7 +224,10 @@ def test_console_parser_ignores_a_table_cut_by_a_kill() -> None:
     [
         (["check-source", "nowhere/x.py:Src"], "does not exist"),
         (["check-source", "examples/connectors/jsonl_source.py:Missing"], "has no attribute 'Missing'"),
-        (["check-source", "examples/connectors/jsonl_source.py:JsonlSource", "--options", "oops"], "key=value"),
+        (
+            ["check-source", "examples/connectors/jsonl_source.py:JsonlSource", "--option", "oops"],
+            "key=value",
+        ),
         (["check-source", "examples/connectors/jsonl_source.py:JsonlSource", "--skip", "nope"], "unknown check id"),
         (
             ["check-sink", "examples/connectors/attempt_keyed_sink.py:AttemptKeyedSink", "--read-back", "x.py:f"],
