@@ -92,10 +92,17 @@ def row_diff(
         return None
     left: list[Any] = []
     right: list[Any] = []
+    # chispa compares rows field by field and fails on rows of different fields (a sink that adds a column
+    # the oracle lacks): every row gets every field, a missing one as None.
+    fields = list(dict.fromkeys(k for oracle, sink in groups[:max_keys] for r in (*oracle, *sink) for k in r))
+
+    def row(r: Mapping[str, Any]) -> Any:
+        return Row(**{k: r.get(k) for k in fields})
+
     for oracle, sink in groups[:max_keys]:
         n = max(len(oracle), len(sink))
-        left += [Row(**r) for r in oracle] + [None] * (n - len(oracle))
-        right += [Row(**r) for r in sink] + [None] * (n - len(sink))
+        left += [row(r) for r in oracle] + [None] * (n - len(oracle))
+        right += [row(r) for r in sink] + [None] * (n - len(sink))
     formats = FormattingConfig() if color else FormattingConfig(*(Format(),) * 4)
     try:
         assert_basic_rows_equality(left, right, formats=formats)

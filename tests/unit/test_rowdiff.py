@@ -105,3 +105,14 @@ def test_the_run_report_shows_the_rows(tmp_path: Path) -> None:
     text = render_text(outcome)
     assert HEADER in text and "Row(partition=0, offset=3, seq=0, value=3)" in text
     assert text.index(HEADER) < text.index("replay: ")
+
+
+def test_a_sink_row_with_a_column_the_oracle_lacks_is_shown_not_a_crash() -> None:
+    """A sink that adds a column (a partition directory ``batch=1`` read back) makes rows of different fields;
+    chispa alone raised on them, and the report died with a traceback."""
+    expected = [_row(1, 10)]
+    observed = [{**_row(1, 10), "batch": 1}]
+    diff = row_diff(_anomalies(expected, observed))
+    assert diff is not None
+    cells = [cell for pair in _columns(diff) for cell in pair]
+    assert any("batch=None" in c for c in cells) and any("batch=1" in c for c in cells), diff
