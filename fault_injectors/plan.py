@@ -100,6 +100,9 @@ WRAPPERS: dict[str, str] = {
     "commit": "DataSourceStreamWriter.commit(messages, batchId) (driver side)",
     "abort": "DataSourceStreamWriter.abort(messages, batchId) (driver side)",
     "foreach_rdd": "a DStream foreachRDD function (driver), including saveAsTextFiles",
+    "foreach_open": "a foreach writer's open(partition_id, epoch_id) (one call per task, on an executor)",
+    "foreach_process": "a foreach writer's process(row), or the function given to foreach (one call per row)",
+    "foreach_close": "a foreach writer's close(error) (one call per task)",
 }
 
 #: What a fault does when it fires.

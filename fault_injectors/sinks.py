@@ -54,6 +54,7 @@ def crash_injecting_foreach_batch(
 
     wrapped.__name__ = getattr(fn, "__name__", "foreach_batch")
     wrapped.__doc__ = fn.__doc__
+    wrapped.__harness_instrumented__ = True  # type: ignore[attr-defined]  # fault_injectors.autowrap
     return wrapped
 
 

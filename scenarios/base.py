@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -37,8 +38,9 @@ class SinkContext:
     output: str
     #: The query's checkpoint directory (the runner sets it on the writer; read it, never write it).
     checkpoint: str
-    #: The run's armed crash points: hand it to a ``crash_injecting`` sink wrapper
-    #: (:mod:`fault_injectors.sinks`) so faults land inside your sink's code.
+    #: The run's armed crash points. A ``foreachBatch`` function or ``foreach`` writer your
+    #: ``attach_sink`` registers is wrapped with them by the harness; a Python ``DataSource`` sink
+    #: gets them through the ``crash_injecting`` format (:mod:`fault_injectors.sinks`).
     faults: FaultSite
     #: What the scenario's ``resource`` hook (or its source's) provided for the run, e.g. ``{"dsn":
     #: ...}``.
@@ -193,10 +195,12 @@ class Scenario:
     #: ``False`` when the sink is wrapped by the ``crash_injecting`` format, which fires them itself
     #: (inside the sink's write(), where a sink that publishes early is caught).
     source_write_points: bool = True
-    #: The sink runs Python code inside a ``crash_injecting`` wrapper (a ``foreachBatch`` function or a
-    #: ``DataSourceStreamWriter``): chaos campaigns take a census of each drawn example's data and draw
-    #: ``sink.step`` faults inside that code, as well as faults at the named points.
-    sink_steps: bool = False
+    #: Chaos campaigns take a census of each drawn example's data and draw ``sink.step`` faults inside the
+    #: sink's Python code, as well as faults at the named points. ``None`` (the default): when
+    #: ``attach_sink`` registers a ``foreachBatch`` function or ``foreach`` writer the harness wraps (one
+    #: not wrapped by hand; found by calling it once on a recording writer); ``True`` for code inside a
+    #: ``crash_injecting`` wrapper (a hand-wrapped function, a ``DataSourceStreamWriter``).
+    sink_steps: bool | None = None
     #: The query keeps state (aggregation, deduplication, join): chaos campaigns draw its state store, checkpoint
     #: format version and shuffle partitions (``RunSpec.state_store`` / ``checkpoint_format`` /
     #: ``shuffle_partitions``) as part of each example.
@@ -211,8 +215,9 @@ class Scenario:
     #: with a user's schema and row function, Spark's file source over a directory the harness fills, or a
     #: user's Python ``DataSource`` fed through its context (:class:`harness.sources.PythonSource`).
     source: SourceSpec = field(default_factory=Replayable)
-    #: Jar sets of ``jars/pom.xml`` the pipeline needs (``"delta-spark"``): checked before a run starts anything
-    #: (:func:`harness.spark.jars.require`), one line and exit 2 when missing or built for another Spark.
+    #: Jar sets the pipeline needs (``"delta-spark"``, ``"kafka-connector"``): checked in the cache for the
+    #: installed PySpark before a run starts anything (:func:`harness.spark.jars.problem`); one line naming
+    #: the ``harness setup`` command and exit 2 when missing.
     jars: tuple[str, ...] = ()
     #: For a versioned table sink (Delta): reads, after the run, which table version holds each row and each
     #: batch, so that every anomaly names them (:class:`SinkVersions`). The ``DELTA`` preset's finds the
@@ -284,6 +289,22 @@ class Scenario:
         """Kill points that only the checkpoint watcher reaches with this source (it can SIGKILL, not raise)."""
         watched = {"after_offsets_logged", "after_commit_logged"}
         return frozenset(watched & set(self.kill_points) - self.source.fires(self.source_write_points))
+
+    @functools.cached_property
+    def draws_sink_steps(self) -> bool:
+        """:attr:`sink_steps`, with ``None`` decided by calling ``attach_sink`` once on a recording writer in a
+        throw-away directory (:func:`fault_injectors.autowrap.registers_unwrapped_sink`)."""
+        if self.sink_steps is not None:
+            return self.sink_steps
+        import collections
+        import tempfile
+
+        from fault_injectors.autowrap import registers_unwrapped_sink
+
+        with tempfile.TemporaryDirectory(prefix="harness-probe-") as tmp:
+            resources: Mapping[str, str] = collections.defaultdict(str)  # any key a sink reads
+            ctx = SinkContext(f"{tmp}/output", f"{tmp}/checkpoint", FaultSite(None), resources)
+            return registers_unwrapped_sink(self.attach_sink, ctx)
 
     @property
     def max_offsets_per_batch(self) -> int:

@@ -41,6 +41,9 @@ MODES = ("append", "upsert", "epoch")
 class FileForeachWriter:
     """The ``foreach`` writer object (pickled to the tasks): see the module docstring."""
 
+    #: It fires the sink points itself: the harness does not wrap it again (fault_injectors.autowrap).
+    __harness_instrumented__ = True
+
     def __init__(self, output: str, fault_dir: str, checkpoint: str, mode: str, identity: tuple[str, ...]) -> None:
         if mode not in MODES:
             raise ValueError(f"FileForeachWriter: mode {mode!r} is not one of {', '.join(MODES)}")

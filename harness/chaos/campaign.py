@@ -35,7 +35,7 @@ from harness.chaos.result import CampaignResult, ExampleRecord
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
 from harness.chaos.strategies import chaos_specs, describe_spec
 from harness.engine.deploy import NOTHING_DEPLOYED
-from harness.engine.outcome import UPGRADE_REFUSED, RunOutcome
+from harness.engine.outcome import PIPELINE_FAILED, UPGRADE_REFUSED, RunOutcome
 from harness.engine.pool import DriverPool
 from harness.engine.report import summary_line, to_json
 from harness.engine.rundir import RunPaths
@@ -55,8 +55,9 @@ class CampaignInfraError(RuntimeError):
 
 
 def _violates(outcome: RunOutcome) -> bool:
-    """A finding the campaign stops at and shrinks: a violation, or a deploy Spark refuses (an upgrade run)."""
-    return outcome.verdict in ("violated", UPGRADE_REFUSED)
+    """A finding the campaign stops at and shrinks: a violation, a pipeline whose own code raised, or a deploy Spark
+    refuses (an upgrade run)."""
+    return outcome.verdict in ("violated", PIPELINE_FAILED, UPGRADE_REFUSED)
 
 
 def run_campaign(
@@ -100,7 +101,7 @@ def run_campaign(
         result.error = idle_shard_message(profile.examples, shard)
         return result
     db = database if isinstance(database, ExampleDatabase) or database is None else open_database(database)
-    draws_steps = scenario.sink_steps if steps is None else steps
+    draws_steps = scenario.draws_sink_steps if steps is None else steps
     # A census runs the default rounds: its batches are a trigger's only for availableNow and the clock's.
     draws_steps = draws_steps and all(t.split(":")[0] in ("available-now", "processing-time") for t in profile.triggers)
     db_key = campaign_key(scenario_name, profile, nemesis, master, draws_steps)

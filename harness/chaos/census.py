@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from fault_injectors.effects import is_effect
 from fault_injectors.plan import STEP_POINT, FaultRule
 from fault_injectors.steps import CallCensus, first_calls, read_census
+from harness.engine.rundir import safe_name
 from harness.engine.spec import RunSpec
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def take_census(
     where the run directory is, which is then kept)."""
     from harness.engine.runner import run_spec
 
-    root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-census-{scenario.rsplit(':', 1)[-1]}-"))
+    root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-census-{safe_name(scenario)}-"))
     spec = RunSpec(
         scenario,
         seed,

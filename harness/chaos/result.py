@@ -16,7 +16,7 @@ from harness.chaos.profiles import PROFILES, Profile
 from harness.chaos.shards import BLOCK_EXAMPLES
 from harness.chaos.strategies import describe_spec
 from harness.engine.commandline import harness_command
-from harness.engine.outcome import EXIT_CODES, UPGRADE_REFUSED
+from harness.engine.outcome import EXIT_CODES, PIPELINE_FAILED, UPGRADE_REFUSED
 from harness.engine.report import campaign_tail
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
@@ -121,6 +121,8 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
     ctx = f"(scenario={result.scenario}, seed={result.seed}, profile={result.profile.name}{shard})"
     if result.error:
         head = f"campaign error, no verdict {ctx}: {result.error.splitlines()[0]}"
+    elif result.failure and result.failure.verdict == PIPELINE_FAILED:
+        head = f"pipeline failed, shrunk to {len(result.failure.spec.extra_faults)} fault step(s) {ctx}"
     elif result.failure and result.failure.verdict == UPGRADE_REFUSED:
         head = f"upgrade refused by Spark, shrunk to the simplest deploy {ctx}"
     elif result.failure:

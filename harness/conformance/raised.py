@@ -1,93 +1,52 @@
-"""The subject's own exception, found in what Spark reported.
+"""The subject's own exception, found in what Spark reported: the kits' side of :mod:`harness.verdict.raised`.
 
-When a connector raises inside Spark, the query fails with the Python traceback embedded in a JVM error
-(``[STREAM_FAILED]``, ``[PYTHON_EXCEPTION] An exception was thrown from the Python worker``), surrounded by
-Spark's and the harness's frames. A report that shows the first lines of that text names Spark's wrapper
-(``python_streaming_source_runner.py``), not the bug. :func:`find_raised` reads every Python traceback in
-the given texts and returns the exception type, its message and the innermost frame of the subject's own
-code: a frame whose file lies outside PySpark, py4j, the harness's packages and the Python installation.
-No such frame means the exception is not the subject's (``None``): it stays an infrastructure error.
+A report that shows the first lines of Spark's error names Spark's wrapper (``python_streaming_source_runner.py``,
+``pyspark/worker.py``), not the bug. :func:`source_raised` names what a source under test raised inside Spark:
+the exception and the source's innermost frame, or, when PySpark raised on a value the source returned (a row of
+the wrong arity, an offset ``json.dumps`` refuses: no frame of the source's code in any traceback), that exception
+and the method that returned it, with the file and line where the reader defines it. ``None``: no Python
+traceback at all (a dead process, Spark's own error), which stays an infrastructure error.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import sys
-import sysconfig
+import inspect
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
-#: The line Python prints last: ``ValueError: message``, ``package.module.Custom: message`` or a bare name.
-_EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
-_HARNESS_ROOT = Path(__file__).resolve().parents[2]
-#: Directories whose frames are never the subject's (besides any path containing a pyspark/py4j package).
-_NOT_SUBJECT = tuple(
-    str(p)
-    for p in (
-        _HARNESS_ROOT / "harness",
-        _HARNESS_ROOT / "fault_injectors",
-        _HARNESS_ROOT / "scenarios",
-        *{Path(sysconfig.get_paths()["stdlib"]).resolve(), Path(sys.base_prefix).resolve()},
-    )
+from harness.verdict.raised import (
+    Raised,
+    find_raised,
+    is_subject_file,
+    raised_here,
+    rejected_value,
+    short_frame,
+    spark_words,
+    subject_frame,
+    subject_roots,
 )
-_LIBRARY_PARTS = ("pyspark", "py4j", "site-packages", "dist-packages")
 
+__all__ = [
+    "Raised",
+    "find_raised",
+    "is_subject_file",
+    "log_texts",
+    "method_frame",
+    "raised_here",
+    "rejected_value",
+    "short_frame",
+    "source_raised",
+    "spark_words",
+    "subject_frame",
+    "subject_roots",
+]
 
-@dataclass(frozen=True)
-class Raised:
-    """The subject's exception: ``type`` and ``message`` as Python printed them, ``frame`` the subject's
-    innermost frame (``path:line in function``) and ``outer`` its outermost one (where Spark called in)."""
-
-    type: str
-    message: str
-    frame: str
-    outer: str
-
-    def describe(self) -> str:
-        called = f" (called from {self.outer})" if self.outer != self.frame else ""
-        return f"{self.type}: {self.message} at {self.frame}{called}"
-
-
-def is_subject_file(path: str) -> bool:
-    """Whether ``path`` is a connector's own file (not a library, the harness or Python itself)."""
-    if path.startswith("<"):
-        return False
-    full = os.path.realpath(path)
-    if any(f"{os.sep}{part}{os.sep}" in full for part in _LIBRARY_PARTS):
-        return False
-    return not any(full == d or full.startswith(d + os.sep) for d in _NOT_SUBJECT)
-
-
-def find_raised(texts: Iterable[str]) -> Raised | None:
-    """The first traceback in ``texts`` with a frame of the subject's own code, or ``None``."""
-    for text in texts:
-        found = _scan(text.splitlines())
-        if found is not None:
-            return found
-    return None
-
-
-def _scan(lines: list[str]) -> Raised | None:
-    i = 0
-    while i < len(lines):
-        if "Traceback (most recent call last):" not in lines[i]:
-            i += 1
-            continue
-        frames: list[str] = []
-        i += 1
-        while i < len(lines) and (lines[i].startswith((" ", "\t")) or not lines[i].strip()):
-            m = _FRAME.match(lines[i])
-            if m and is_subject_file(m["file"]):
-                frames.append(f"{m['file']}:{m['line']} in {m['func']}")
-            i += 1
-        if i < len(lines) and frames:
-            m = _EXCEPTION.match(lines[i].strip())
-            if m:
-                return Raised(m["type"], (m["msg"] or "").strip(), frames[-1], frames[0])
-    return None
+#: A Python worker's error: in a source run only the source's ``read`` runs in one (the parquet sink has no Python).
+_WORKER = "An exception was thrown from the Python worker"
+#: An error of the streaming source runner, the Python process that runs the reader's other methods.
+_RUNNER = "Python streaming data source"
 
 
 def log_texts(run_dir: Path) -> list[str]:
@@ -102,9 +61,31 @@ def log_texts(run_dir: Path) -> list[str]:
     return out
 
 
-def subject_frame(exc: BaseException) -> str | None:
-    """``path:line in function`` of the innermost frame of the subject's own code in ``exc``'s traceback."""
-    import traceback
+def method_frame(reader_cls: type[Any] | None, method: str) -> str:
+    """``path:line in Class.method`` where ``reader_cls`` defines ``method`` (``""`` when it cannot be found)."""
+    fn = getattr(reader_cls, method, None) if reader_cls is not None and method else None
+    code = getattr(inspect.unwrap(fn), "__code__", None) if fn is not None else None
+    if code is None:
+        return ""
+    return f"{code.co_filename}:{code.co_firstlineno} in {getattr(fn, '__qualname__', method)}"
 
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_subject_file(f.filename)]
-    return f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else None
+
+def source_raised(texts: Iterable[str], module: str = "", reader_cls: type[Any] | None = None) -> Raised | None:
+    """What the source of ``module`` (its reader class ``reader_cls``, when known) raised inside Spark, as said
+    in ``texts`` (Spark's error first, then the driver logs): see the module docstring."""
+    texts = list(texts)
+    roots = subject_roots(module) if module else ()
+    found = find_raised(texts, roots)
+    if found is not None:
+        return found
+    error = texts[0] if texts else ""
+    # Only Spark's error, and only an error of the source's Python code: a log also holds the tracebacks that
+    # workers print when their JVM is killed (a planned fault), which are nobody's rejected value.
+    if _WORKER not in error and _RUNNER not in error:
+        return None
+    rejected = rejected_value([error], roots)
+    if rejected is None:
+        return None
+    method = rejected.method or ("read" if _WORKER in error else "")
+    located = method_frame(reader_cls, method)
+    return replace(rejected, method=method, frame=located, outer=located)

@@ -26,17 +26,20 @@ they happen.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import json
 import os
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from pyspark.errors import PySparkException, StreamingQueryException
 
+from fault_injectors.autowrap import instrumented_writers
 from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
 from fault_injectors.watcher import CheckpointWatcher
 from harness.engine.deploy import committed_before, read_deployed, upgrade_expected
@@ -52,6 +55,7 @@ from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session
 from harness.spark.warm import warm
 from harness.verdict.check import INPUT_BATCHES
 from harness.verdict.deploy_marks import V1_EXPECTED
+from harness.verdict.raised import BEFORE_QUERY, READING_BACK, pipeline_message, ref_roots
 from harness.verdict.sink_versions import write_versions
 from harness.verdict.state_check import ERROR, EXPECTED, OBSERVED, STATE_DIR, UNREADABLE, state_file
 from scenarios import Scenario, SinkContext, get_scenario
@@ -65,6 +69,12 @@ if TYPE_CHECKING:
 
 class QueryFailed(RuntimeError):
     """The streaming query itself terminated with an exception."""
+
+
+class PipelineRaised(QueryFailed):
+    """The pipeline's own code raised in the driver outside a running query (its transform or sink set-up before
+    the query started, its ``read_output`` or oracle after): the message says when, then Python's traceback, which
+    the runner reads the pipeline's frame from (:func:`harness.engine.outcome.pipeline_failure`)."""
 
 
 def _send(out: IO[str], message: dict[str, Any]) -> None:
@@ -179,9 +189,12 @@ class Driver:
         # An epoch run's input arrives while it runs (over about two epochs), as a live stream's does.
         spread = min(SPREAD_MAX_S, 2 * trigger.interval_ms / 1000) if trigger.epochs else 0.0
         run = dataclasses.replace(self.source_run, max_rows_per_batch=limit, spread_s=spread)
-        stream = sc.source.stream(self.spark, run)
         os.environ[RUN_OUTPUT_ENV] = self.ctx.output  # for a transform that keeps something of its own there
-        writer = sc.attach_sink(sc.transform(stream).writeStream, self.ctx)
+        with self._pipeline_code(BEFORE_QUERY):
+            stream = sc.source.stream(self.spark, run)
+            # A foreachBatch function or foreach writer the user did not wrap gets the sink's crash points.
+            with instrumented_writers(self.ctx.faults):
+                writer = sc.attach_sink(sc.transform(stream).writeStream, self.ctx)
         writer = writer.trigger(**trigger.writer_options())  # type: ignore[call-overload]
         try:
             query = (
@@ -216,7 +229,24 @@ class Driver:
             raise QueryFailed(str(error))
         return caught_up(query, self.progress)
 
+    @contextlib.contextmanager
+    def _pipeline_code(self, when: str) -> Iterator[None]:
+        """Runs the pipeline's own code: an exception with a frame of it (and no injected fault) becomes
+        :class:`PipelineRaised` saying ``when`` (:func:`harness.verdict.raised.pipeline_message`)."""
+        try:
+            yield
+        except Exception as exc:
+            roots = ref_roots(self.spec.scenario, self.spec.upgrade_to or "")
+            message = None if isinstance(exc, QueryFailed) else pipeline_message(exc, when, roots)
+            if message is None:
+                raise
+            raise PipelineRaised(message) from exc
+
     def check(self) -> dict[str, Any]:
+        with self._pipeline_code(READING_BACK):  # the oracle runs the pipeline's transform, then its read_output
+            return self._check()
+
+    def _check(self) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
         commits = batch_ids(self.paths.checkpoint / "commits")

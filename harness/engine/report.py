@@ -1,6 +1,7 @@
 """Rendering a run's outcome: a short human report and a JSON document.
 
-Text layout: first line a summary; then, per anomaly kind, at most
+Text layout: first line a summary (for a pipeline whose own code raised: the exception, its file:line and batch;
+then where it was called from and Spark's error, one line, no stack trace); then, per anomaly kind, at most
 ``MAX_PER_KIND`` examples with batch id, offset range per partition, the
 fault that preceded it (history index) and the row as ``field=value``;
 "and N more" when capped; last line the replay command.
@@ -16,6 +17,7 @@ from fault_injectors.plan import BOUNDARY_POINTS, PURGE_POINT
 from harness.engine.commandline import harness_command
 from harness.verdict.allowed import allowed_summary
 from harness.verdict.checker import KINDS, Anomaly
+from harness.verdict.raised import short_frame
 from harness.verdict.rowdiff import row_diff
 
 if TYPE_CHECKING:
@@ -78,6 +80,8 @@ def summary_line(outcome: RunOutcome) -> str:
     ctx = f"(scenario={outcome.spec.scenario}, seed={outcome.spec.seed})"
     if outcome.refused is not None and not outcome.error:
         return f"upgrade-refused {ctx}: {outcome.refused.describe()}"
+    if outcome.failure is not None and not outcome.error:
+        return f"pipeline failed: {outcome.failure.describe()}; the pipeline's own code raised {ctx}"
     if outcome.error and outcome.query_failed:
         return f"query failed loudly, no verdict {ctx}: {outcome.error.splitlines()[0]}"
     if outcome.error:
@@ -124,6 +128,12 @@ def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
         lines.append(f"  Spark's error: {outcome.refused.message.splitlines()[0][:400]}")
         if outcome.refused.rule is not None:
             lines.append(f"  the programming guide: {outcome.refused.rule.says}")
+    if outcome.failure is not None:
+        raised = outcome.failure.raised
+        if raised.outer != raised.frame:
+            lines.append(f"  called from {short_frame(raised.outer)}")
+        if outcome.failure.spark:
+            lines.append(f"  Spark's error: {outcome.failure.spark}")
     if outcome.error and outcome.error.count("\n"):
         lines += ["  " + line for line in outcome.error.splitlines()[1:]]
     result = outcome.result
@@ -179,6 +189,7 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "error": outcome.error or (result.error if result else None),
         "query_failed": outcome.query_failed,
         "upgrade_refused": outcome.refused.to_json() if outcome.refused else None,
+        "pipeline_failed": outcome.failure.to_json() if outcome.failure else None,
         "inspector": outcome.inspector_summary,
         "run_dir": str(outcome.paths.root) if outcome.kept_run_dir else None,
         "history": str(outcome.paths.history) if outcome.kept_run_dir else None,

@@ -39,9 +39,9 @@ from harness.engine.epochs import round_target, write_target
 from harness.engine.history import History
 from harness.engine.jobs import run_job
 from harness.engine.old_spark import SPARK_UPGRADE, OldSparkError, run_round
-from harness.engine.outcome import RunOutcome
+from harness.engine.outcome import PipelineFailure, RunOutcome, pipeline_failure
 from harness.engine.pool import DriverPool
-from harness.engine.rundir import RunPaths
+from harness.engine.rundir import RunPaths, safe_name
 from harness.engine.schedule import Schedule, build_schedule
 from harness.engine.spec import RunSpec
 from harness.engine.trigger import run_trigger
@@ -52,6 +52,7 @@ from harness.verdict.check import batches_json, check_run_dir
 from harness.verdict.checker import CheckResult, FaultRef
 from harness.verdict.deploy_marks import mark_deploy
 from harness.verdict.dstream_marks import dstream_batches_json
+from harness.verdict.raised import ref_roots
 from harness.verdict.state_check import StateCheck, check_final_state
 from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
@@ -163,6 +164,10 @@ class Runner:
             if outcome.refused is not None:
                 self._record("info", "runner", "upgrade_refused", outcome.refused.to_json())
                 self.echo(f"UPGRADE REFUSED: {outcome.refused.describe()}")
+            elif outcome.query_failed and not self.nemeses and (failure := self._pipeline_failure(str(exc))):
+                outcome.failure = failure  # the pipeline's own code raised: its failure, not "no verdict"
+                self._record("info", "runner", "pipeline_failed", failure.to_json())
+                self.echo(f"PIPELINE FAILED: {failure.describe()}")
             else:
                 outcome.error = loss_first(str(exc), self.nemeses) if outcome.query_failed else str(exc)
         finally:
@@ -343,6 +348,10 @@ class Runner:
             self.pool.close()
 
     # -- verdict -----------------------------------------------------------------
+    def _pipeline_failure(self, error: str) -> PipelineFailure | None:
+        roots = ref_roots(self.spec.scenario, self.spec.upgrade_to or "")
+        return pipeline_failure(error, self.paths.checkpoint, roots)
+
     def _check(self) -> CheckResult:
         assert self.conductor is not None
         fired = self.conductor.kills_fired
@@ -384,7 +393,7 @@ def run_spec(
         run_dir = Path(run_dir).resolve()
         if run_dir.exists() and any(run_dir.iterdir()):
             raise HarnessError(f"run directory {run_dir} is not empty; give a new --run-dir or remove it")
-    root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-{spec.scenario}-"))
+    root = run_dir or Path(tempfile.mkdtemp(prefix=f"harness-{safe_name(spec.scenario)}-"))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         paths = RunPaths(root)

@@ -87,7 +87,7 @@ def test_ci_profile_campaign(name: str, shared_pool: DriverPool, tmp_path: Path)
     assert result.error is None, result.error
     assert len(result.examples) >= 1
     if name in STEP_REPRESENTATIVES:
-        assert scenario.sink_steps and result.census_runs >= 1, "the campaign should have drawn sink.step faults"
+        assert scenario.draws_sink_steps and result.census_runs >= 1, "the campaign should have drawn sink.step faults"
     if scenario.guarantee == "exactly-once":
         assert result.verdict == "exactly-once", result.failure.summary if result.failure else ""
     else:

@@ -107,6 +107,9 @@ def run_crash_points(
             return CheckOutcome(CHECK_ID, "error", f"the campaign could not run: {exc}"), {}
     lines, kinds = per_point(outcome)
     summary = {"run_dir": str(run_dir), "mode": mode, "faults": len(rules), "anomalies": dict(kinds)}
+    if outcome.failure is not None:  # the sink's own code raised and failed the query: a finding, with its cause
+        return CheckOutcome(CHECK_ID, "fail", f"the sink raised inside Spark: {outcome.failure.describe()}",
+                            (f"run directory: {run_dir}",)), summary  # fmt: skip
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
         return (

@@ -18,8 +18,9 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from harness.conformance.raised import find_raised, log_texts
+from harness.conformance.raised import Raised, log_texts, source_raised, spark_words
 from harness.conformance.results import CheckOutcome
 from harness.conformance.source.run import SourceOutcome, python_source_spec, run_source
 from harness.sources.contexts import ContextFactory, feeds_data, make_context
@@ -124,14 +125,43 @@ def run_end_to_end(
         outcome = run_source(
             workdir / "run", spec, feed, rounds, points, echo, kill_batch=kill_batch, kills_optional=not feeds
         )
+        # While the context's data is there: the reader class names where a method that returned a bad value is.
+        reader = reader_class(source, spec["options"]) if outcome.verdict == "unknown" else None
     finally:
         ctx.close()
     behind = behind_result(outcome.run_dir / "checkpoint")
-    main = _verdict(outcome, keep or behind.status == "fail", workdir)
+    main = _verdict(outcome, keep or behind.status == "fail", workdir, source, reader)
     return main, behind
 
 
-def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckOutcome:
+def reader_class(source: SourceUnderTest, options: dict[str, str]) -> type[Any] | None:
+    """The class of the reader ``source`` makes with ``options`` (``None`` when making one raises)."""
+    try:
+        reader = SourceUnderTest(source.source_cls, options).reader()
+    except Exception:  # the source's own code: what raised is the Spark run's finding, not this lookup's
+        return None
+    reader.stop()
+    return type(reader.impl)
+
+
+def raised_result(outcome: SourceOutcome, why: str, raised: Raised) -> CheckOutcome:
+    """The ``end-to-end`` failure of a source whose own code raised inside Spark (or returned what PySpark
+    refused): the exception and the source's frame, one line."""
+    where = "returned a value PySpark refused" if raised.returned else "raised inside Spark"
+    return CheckOutcome(
+        CHECK_ID,
+        "fail",
+        f"the source {where} and the query failed: {raised.describe()}",
+        (f"Spark reported: {spark_words(why)}", f"run directory kept: {outcome.run_dir}"),
+        fix="a source must answer every call Spark makes and read every range it planned, with values of its "
+        "schema; run that method on the same offsets to see the traceback (the driver logs in the run directory "
+        "hold Spark's copy)",
+    )
+
+
+def _verdict(
+    outcome: SourceOutcome, keep: bool, workdir: Path, source: SourceUnderTest, reader: type[Any] | None
+) -> CheckOutcome:
     fired = ", ".join(f"{k['point']} (batch {k['batch']})" for k in outcome.kills_fired) or "none"
     if outcome.stalls:
         return CheckOutcome(
@@ -146,21 +176,14 @@ def _verdict(outcome: SourceOutcome, keep: bool, workdir: Path) -> CheckOutcome:
         )
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
-        raised = find_raised([outcome.error or "", *log_texts(outcome.run_dir)])
+        raised = source_raised([outcome.error or "", *log_texts(outcome.run_dir)], source.source_cls.__module__, reader)
         if raised is not None:  # the subject's own code failed the query: a finding, not an infrastructure error
-            return CheckOutcome(
-                CHECK_ID,
-                "fail",
-                f"the source raised inside Spark and the query failed: {raised.describe()}",
-                (f"Spark reported: {why[0][:300]}", f"run directory kept: {outcome.run_dir}"),
-                fix="a source must read every range it planned; run that method on the same offsets to see the "
-                "traceback (the driver logs in the run directory hold Spark's copy)",
-            )
+            return raised_result(outcome, why[0], raised)
         return CheckOutcome(
             CHECK_ID,
             "error",
-            f"no verdict: {why[0]}",
-            (*why[1:6], f"run directory kept: {outcome.run_dir}"),
+            f"no verdict: {why[0].split('Traceback (most recent call last)')[0].rstrip(': ')}",
+            (f"run directory kept: {outcome.run_dir}",),
             fix="see the driver logs in the run directory; a planned kill that never fired means no new batch "
             "was planned after the context added data",
         )

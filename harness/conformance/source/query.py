@@ -115,7 +115,8 @@ class SourceQuery:
 
     def _await_batches(self, query: Any, n: int) -> None:
         """Let ``query`` commit ``n`` batches beyond what the checkpoint held at its start, then stop it; stop
-        sooner when no batch commits for ``STALL_S`` (a source without new data). A failed query raises."""
+        sooner when no batch commits for ``STALL_S`` (a source without new data). A failed query raises its
+        ``StreamingQueryException``, whose message holds the Python traceback of what the source raised."""
         from harness.inspector import batch_ids
 
         def committed() -> int:
@@ -128,8 +129,9 @@ class SourceQuery:
                 time.sleep(0.05)
                 if committed() != last:
                     last, quiet_since = committed(), time.monotonic()
-            if query.exception() is not None:
-                raise RuntimeError(f"the query failed: {str(query.exception()).splitlines()[0]}")
+            failed = query.exception()
+            if failed is not None:  # whole: Spark's message holds the source's traceback (a query failure)
+                raise failed
         finally:
             query.stop()
 

@@ -190,15 +190,26 @@ def verdict_of(outcome: SourceOutcome) -> tuple[str, dict[str, int]]:
     source's own code is a violation counted as :data:`RAISED` (``outcome.error`` names the exception and frame)."""
     counts = outcome.result.counts() if outcome.result else {}
     if outcome.verdict == "unknown":
-        from harness.conformance.raised import find_raised, log_texts
+        from harness.conformance.raised import log_texts, source_raised
 
-        raised = find_raised([outcome.error or "", *log_texts(outcome.run_dir)])
+        ref = _python_ref(outcome.run_dir)
+        raised = source_raised([outcome.error or "", *log_texts(outcome.run_dir)], ref)
         if raised is not None:  # the source's own code failed the query: a finding, shrunk like any other
-            outcome.error = f"the source raised inside Spark: {raised.describe()}"
+            where = "returned a value PySpark refused" if raised.returned else "raised inside Spark"
+            outcome.error = f"the source {where}: {raised.describe()}"
             return "violated", {RAISED: 1}
     if outcome.verdict == "exactly-once" and outcome.stalls:
         return "violated", {**counts, "stalled": len(outcome.stalls)}
     return outcome.verdict, counts
+
+
+def _python_ref(run_dir: Path) -> str:
+    """The module of the Python source a run directory's ``source_run.json`` names (``""`` if none)."""
+    try:
+        ref = json.loads((run_dir / "source_run.json").read_text()).get("python_ref") or ["", ""]
+    except (OSError, ValueError):
+        return ""
+    return str(ref[0])
 
 
 @overload
