@@ -7,20 +7,19 @@ plus stream/batch readers of the deterministic source), ``kafka_broker`` (one
 session-scoped throw-away Kafka broker per worker), ``chaos_run`` (runs a
 chaos campaign for the test's ``chaos`` marker and returns its result).
 Options (group ``harness``): ``--harness-seed``, ``--harness-profile``,
-``--harness-examples``, ``--harness-volume ROWS``, ``--harness-replay PATH``. A failed test that ran a
-campaign gets a "harness chaos" report section with the summary and the
-replay command. Failures are saved (bundle paths under
-``.harness/failures``) and rerun first on the next run, before any new
-example. pyspark is imported only when a fixture needs it.
+``--harness-examples``, ``--harness-volume ROWS``, ``--harness-replay PATH``, ``--harness-strict``; ini
+options ``harness_master``, ``harness_spark_confs``, ``harness_packages``, ``harness_cache_dir``,
+``harness_offline``, ``harness_strict`` (:mod:`harness.plugin.settings`). A missing Java, jar set or
+broker skips the test with its reason (fails it under ``--harness-strict`` or ``CI=true``). A failed test that
+ran a campaign gets a "harness chaos" report section with the summary, where its bundle and run directory
+were kept, and the replay command. Failures are saved (:mod:`harness.plugin.failures`) and rerun first on
+the next run, before any new example. pyspark is imported only when a fixture needs it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import random
-import shutil
 import tempfile
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -29,6 +28,9 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from harness.engine.commandline import harness_command, shell_line
+from harness.plugin import settings
+from harness.plugin.failures import copy_atomically, failure_file, keep_failure, kept_lines, saved_bundle
+from harness.plugin.settings import MISSING_PREFIX, missing_component
 
 if TYPE_CHECKING:
     from pluggy import Result
@@ -37,8 +39,6 @@ if TYPE_CHECKING:
     from harness.chaos.result import CampaignResult
     from harness.testing import ReplayableSource
     from scenarios.kafka.broker import KafkaBroker
-
-FAILURES_DIR = Path(".harness") / "failures"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -62,6 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR|redis://...",
         help="Hypothesis example database the campaigns share across shards and reruns (failures replayed first)",
     )
+    settings.add_options(parser, group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -73,14 +74,22 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     _shard_option(config)  # a bad --harness-shard or --harness-database stops the session before any test
     _database_option(config)
+    settings.configure(config)
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    """One SparkSession per worker (local[2], 2 shuffle partitions, UI off)."""
+def spark(pytestconfig: pytest.Config) -> Iterator[SparkSession]:
+    """One SparkSession per worker (``harness_master``, default local[2]; 2 shuffle partitions, UI off; the
+    cached connectors, the team's packages and ``harness_spark_confs``)."""
+    from harness.spark.jars import JarsUnavailable
     from harness.spark.session import build_session
 
-    session = build_session("harness-tests")
+    if reason := settings.java_problem():
+        missing_component(pytestconfig, reason)
+    try:
+        session = build_session("harness-tests", master=settings.master(pytestconfig))
+    except JarsUnavailable as exc:
+        missing_component(pytestconfig, str(exc))
     yield session
     session.stop()
 
@@ -94,16 +103,15 @@ def replayable_source(spark: SparkSession, tmp_path: Path) -> ReplayableSource:
     return ReplayableSource(spark, tmp_path / "replayable")
 
 
-#: How a fixture's skip for an absent component begins (the suite's CI fails such skips: tests/ci_skips.py).
-MISSING_PREFIX = "missing component: "
+__all__ = ["MISSING_PREFIX"]
 
 
 @pytest.fixture(scope="session")
-def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+def kafka_broker(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
     """One throw-away single-node Kafka broker per worker, started on first use and stopped at the end of
     the session (:func:`scenarios.kafka.broker.throwaway_kafka`; its log is ``kafka.log`` in its temp
     directory). Tests share it: each should use topics of its own. Skips, saying what to install or run,
-    when the broker cannot start here."""
+    when the broker cannot start here (fails under ``--harness-strict`` or ``CI=true``)."""
     from scenarios.base import ResourceUnavailable
     from scenarios.kafka.broker import throwaway_kafka
 
@@ -111,47 +119,11 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBrok
     try:
         broker = running.__enter__()
     except ResourceUnavailable as exc:
-        pytest.skip(f"{MISSING_PREFIX}Kafka broker unavailable: {exc}")
+        missing_component(pytestconfig, f"Kafka broker unavailable: {exc}")
     try:
         yield broker
     finally:
         running.__exit__(None, None, None)
-
-
-def _failure_file(nodeid: str) -> Path:
-    return FAILURES_DIR / f"{hashlib.sha1(nodeid.encode()).hexdigest()[:16]}.json"
-
-
-def _saved_bundle(record: Path) -> Path | None:
-    """The bundle of a failure saved by an earlier run of the same test, if it still exists."""
-    try:
-        bundle = Path(json.loads(record.read_text())["bundle"])
-    except (OSError, ValueError, KeyError):
-        return None
-    return bundle if bundle.exists() else None
-
-
-def _keep(bundle: Path, keep: Path) -> Path:
-    """``bundle`` copied to ``keep`` atomically (a copy beside it, then a rename); ``keep``."""
-    if keep != bundle.resolve():
-        staged = keep.with_name(f".{keep.name}.{os.getpid()}")
-        shutil.rmtree(staged, ignore_errors=True)
-        shutil.copytree(bundle, staged)
-        shutil.rmtree(keep, ignore_errors=True)
-        os.replace(staged, keep)
-    return keep
-
-
-def _save_failure(record: Path, nodeid: str, bundle: Path) -> Path:
-    """Copy ``bundle`` under ``.harness/bundles`` (tmp dirs do not last) and remember it for ``nodeid``.
-    Both are keyed by the test id and written atomically (a copy beside them, then a rename), so pytest-xdist
-    workers, or a run cut short, never leave another test's record or a half-written one."""
-    keep = _keep(bundle, (Path(".harness") / "bundles" / record.stem).resolve())
-    record.parent.mkdir(parents=True, exist_ok=True)
-    tmp = record.with_name(f".{record.name}.{os.getpid()}")
-    tmp.write_text(json.dumps({"nodeid": nodeid, "bundle": str(keep)}))
-    os.replace(tmp, record)
-    return keep
 
 
 @pytest.fixture
@@ -181,9 +153,10 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
         profile = profile.with_volume(opt("--harness-volume") or spec.get("volume"), spec.get("batch_rows"))
         seed = opt("--harness-seed")
         seed = seed if seed is not None else spec.get("seed", random.SystemRandom().randrange(2**31))
-        record = _failure_file(request.node.nodeid)
+        _preflight(request.config, spec)
+        record = failure_file(request.node.nodeid)
         explicit = opt("--harness-replay")
-        first = Path(explicit) if explicit else _saved_bundle(record)
+        first = Path(explicit) if explicit else saved_bundle(record)
         result: Any = None
         if first is not None:
             replay_dir = Path(tempfile.mkdtemp(prefix="replay-", dir=tmp_path))
@@ -229,14 +202,20 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
                 nemesis=tuple(spec.get("nemesis", ())),
                 shard=shard,
                 database=_database_option(request.config),
+                master=settings.master(request.config),
             )
+        kept_run: Path | None = None
         if result.bundle:
-            result.bundle = _save_failure(record, request.node.nodeid, result.bundle)
+            run_dir = (getattr(result, "failure_report", None) or {}).get("run_dir")
+            result.bundle, kept_run = keep_failure(
+                record, request.node.nodeid, result.bundle, Path(run_dir) if run_dir else None
+            )
             if getattr(result, "fault_free", None):  # the failure's fault-free twin (harness.chaos.faultfree)
-                result.fault_free = _keep(
+                result.fault_free = copy_atomically(
                     result.fault_free, result.bundle.with_name(f"{result.bundle.name}-fault-free")
                 )
         request.node.stash[RESULT_KEY] = result
+        request.node.stash[KEPT_KEY] = (result.bundle, kept_run)
         _record_properties(request, result, profile.name)
         # A source campaign's result is a SourceCampaignResult, with the fields a test reads of a CampaignResult.
         return cast("CampaignResult", result)
@@ -245,6 +224,26 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
 
 
 RESULT_KEY = pytest.StashKey[Any]()
+#: Where a failing campaign's bundle and minimal failing run directory were kept.
+KEPT_KEY = pytest.StashKey[tuple[Path | None, Path | None]]()
+
+
+def _preflight(config: pytest.Config, spec: dict[str, Any]) -> None:
+    """Skip (or fail, when strict) before anything starts when Java, a jar set the scenario needs, the team's
+    packages or the Kafka broker's jars are missing."""
+    if reason := settings.java_problem():
+        missing_component(config, reason)
+    if "scenario" not in spec:
+        return
+    from scenarios import get_scenario
+    from scenarios.kafka.preflight import scenario_problem
+
+    try:
+        scenario = get_scenario(spec["scenario"])
+    except KeyError as exc:
+        raise pytest.UsageError(str(exc.args[0])) from None
+    if reason := scenario_problem(scenario):
+        missing_component(config, reason)
 
 
 def _shard_option(config: pytest.Config) -> Any:
@@ -308,4 +307,5 @@ def pytest_runtest_makereport(
     report = outcome.get_result()
     result = item.stash.get(RESULT_KEY, None)
     if report.when == "call" and report.failed and result is not None:
-        report.sections.append(("harness chaos", result.render()))
+        where = kept_lines(*item.stash.get(KEPT_KEY, (None, None)))
+        report.sections.append(("harness chaos", "\n".join([result.render(), *where])))

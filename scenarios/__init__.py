@@ -3,6 +3,9 @@ registry of the pipeline library, :mod:`scenarios.library`."""
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 from scenarios.base import Scenario, SinkContext
 from scenarios.rowgen import PROVENANCE, SCHEMA_DDL, ConfigError, SourceConfig
 from scenarios.sources import FileDirectory, Replayable, SourceRun, SourceSpec
@@ -75,13 +78,27 @@ def get_scenario(name: str) -> Scenario:
     return scenarios[name]
 
 
-def _import_scenario(ref: str) -> Scenario:
+def _import_from_here(module_name: str) -> Any:
+    """``module_name`` imported, from the working directory too when it is not on ``sys.path`` (the ``harness``
+    console script and ``pytest`` put their own directory there, not the project's, as ``python -m`` does)."""
     import importlib
+    import os
 
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        if exc.name != module_name.split(".")[0] or here in sys.path or "" in sys.path:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(module_name)
+
+
+def _import_scenario(ref: str) -> Scenario:
     module_name, _, attr = ref.partition(":")
     module_name = _moved_module(module_name)
     try:
-        obj = getattr(importlib.import_module(module_name), attr)
+        obj = getattr(_import_from_here(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise KeyError(f"cannot load scenario {ref!r}: {exc}") from None
     if not isinstance(obj, Scenario):

@@ -24,22 +24,10 @@ def add_kafka_argument(p: Any) -> None:
 
 
 def kafka_problem(scenario: str, bootstrap: str | None) -> str | None:
-    """Why a scenario cannot run here, in one line: a jar set it names (``Scenario.jars``, e.g. Delta) missing
-    or of another Spark version; for a Kafka scenario the connector's jars, or a ``--kafka`` broker not
-    answering. ``None`` when it can run."""
-    from harness.spark.jars import problem
+    """Why a scenario cannot run here, in one line (:func:`scenarios.kafka.preflight.scenario_problem`): the
+    team's packages or a jar set it names missing from the cache; for a Kafka scenario the connector's jars,
+    or a ``--kafka`` broker not answering. ``None`` when it can run."""
     from scenarios import get_scenario
-    from scenarios.base import ResourceUnavailable
-    from scenarios.kafka.preflight import preflight, uses_kafka
+    from scenarios.kafka.preflight import scenario_problem
 
-    spec = get_scenario(scenario)
-    for jar_set in spec.jars:
-        if reason := problem(jar_set):
-            return f"scenario {spec.name} needs {reason}"
-    if not uses_kafka(spec):
-        return None if bootstrap is None else f"--kafka {bootstrap}: scenario {scenario} does not use Kafka"
-    try:
-        preflight(bootstrap)
-    except ResourceUnavailable as exc:
-        return str(exc).splitlines()[0]
-    return None
+    return scenario_problem(get_scenario(scenario), bootstrap)

@@ -111,9 +111,12 @@ def _check(args: argparse.Namespace, checkpoint: Path, work: Path) -> int:
         pipeline = load_pipeline(args.new, checkpoint, work, args.sink_path)
     except PipelineError as exc:
         return fail(str(exc))
-    print(f"upgrade-check: probing {pipeline.name} on copies of {checkpoint} in {work}", file=sys.stderr)
+    # Spark's log (a refusal comes with an 80-line Java stack trace) goes to a file kept after the work dir.
+    log = work / "spark.log" if args.work else Path(tempfile.mkstemp(prefix="harness-upgrade-check-", suffix=".log")[1])
+    print(f"upgrade-check: probing {pipeline.name} on copies of {checkpoint} in {work}; Spark's log: {log}",
+          file=sys.stderr)  # fmt: skip
     modes = (args.output_mode,) if args.output_mode else OUTPUT_MODES
-    spark = build_session("harness-upgrade-check", args.master)
+    spark = build_session("harness-upgrade-check", args.master, log_file=log)
     try:
         found = probe(spark, checkpoint, pipeline.stream, work, list(RESTORED_CONFS), pipeline.confs, modes)
         found = dataclasses.replace(found, sink=file_sink_facts(pipeline.sink_path, spark))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from harness.spark.cds import java_options
 from harness.spark.connect import ConnectServer, inner_master, is_connect
@@ -66,6 +67,8 @@ def build_session(
     app_name: str = "exactly-once-harness",
     master: str = DEFAULT_MASTER,
     confs: Mapping[str, str] | None = None,
+    *,
+    log_file: Path | None = None,
 ) -> SparkSession:
     """A SparkSession with :data:`DEFAULT_CONFS` (overridden by ``confs``; the driver's JVM
     options gain the class-data archive of :mod:`harness.spark.cds` when it exists; ``spark.jars``
@@ -74,7 +77,9 @@ def build_session(
     ``replayable`` data source registered. A ``connect:<inner master>`` master
     gives a Spark Connect client of a loopback server started here
     (:mod:`harness.spark.connect`). Sets this process's environment as
-    :func:`spark_env` describes before the JVM starts."""
+    :func:`spark_env` describes before the JVM starts. ``log_file``: a JVM this
+    call starts writes its output there (Spark's log, its stack traces, the JVM's
+    own warnings), not on the terminal of a command that prints a report."""
     os.environ.update(spark_env())
     from pyspark.sql import SparkSession
 
@@ -89,6 +94,8 @@ def build_session(
         all_confs = {**APP_CONFS, **executor_env_confs(os.environ), **all_confs}
     if is_connect(master):
         return _connect_session(app_name, master, all_confs)
+    if log_file is not None:
+        _start_jvm_logging_to(log_file, app_name, master, all_confs)
     builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in all_confs.items():
         builder = builder.config(key, value)
@@ -96,6 +103,22 @@ def build_session(
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(ReplayableDataSource)
     return spark
+
+
+def _start_jvm_logging_to(log_file: Path, app_name: str, master: str, confs: Mapping[str, str]) -> None:
+    """Start this process's JVM (as the session builder would, with the same confs) with its stdout and stderr
+    appended to ``log_file``; nothing when a JVM runs already."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name).setAll(list(confs.items()))
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    start: Callable[..., Any] = launch_gateway  # untyped in PySpark
+    with open(log_file, "ab") as out:  # the child keeps its own copy of the descriptor
+        gateway = start(conf, popen_kwargs={"stdout": out, "stderr": out})
+    SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm
 
 
 #: The Connect server of this process (see :mod:`harness.spark.connect`), kept alive with it.

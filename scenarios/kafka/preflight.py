@@ -27,3 +27,28 @@ def preflight(bootstrap: str | None = None) -> None:
     from scenarios.kafka.client import list_topics
 
     list_topics(bootstrap, timeout_s=10.0)
+
+
+def scenario_problem(scenario: Any, bootstrap: str | None = None) -> str | None:
+    """Why ``scenario`` cannot run here, in one line, before anything starts; ``None`` when it can. Checked:
+    the team's packages (``HARNESS_PACKAGES``) and every jar set the scenario names (``Scenario.jars``) are in
+    the cache for the installed PySpark; for a Kafka scenario the connector's jars, and the broker's jars or
+    the ``bootstrap`` broker answering."""
+    from harness.spark.jars import PACKAGES, problem, user_packages
+    from scenarios.base import ResourceUnavailable
+
+    try:
+        if user_packages() and (reason := problem(PACKAGES)):
+            return reason
+    except ValueError as exc:  # a malformed coordinate in HARNESS_PACKAGES
+        return f"HARNESS_PACKAGES: {exc}"
+    for jar_set in scenario.jars:
+        if reason := problem(jar_set):
+            return f"scenario {scenario.name} needs {reason}"
+    if not uses_kafka(scenario):
+        return None if bootstrap is None else f"--kafka {bootstrap}: scenario {scenario.name} does not use Kafka"
+    try:
+        preflight(bootstrap)
+    except ResourceUnavailable as exc:
+        return str(exc).splitlines()[0]
+    return None

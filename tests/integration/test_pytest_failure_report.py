@@ -69,6 +69,12 @@ def test_failing_chaos_run_shows_rows_and_junit_properties(
     # The pytest run started in pytester's directory: its lines name this interpreter by its absolute path.
     harness = shell_line(harness_prefix(cwd=pytester.path))
     assert f"replay: {harness} replay {saved}/" in section
+    # The failing run's directory is kept beside the tests too, and the section says where.
+    runs = pytester.path / ".harness" / "runs"
+    kept = [line for line in section.splitlines() if line.startswith("kept: run directory ")]
+    assert len(kept) == 1 and kept[0].split()[3].startswith(f"{runs}/"), section[-1500:]
+    run_dir = Path(kept[0].split()[3])
+    assert (run_dir / "checkpoint" / "commits").is_dir() and (run_dir / "output").is_dir()
 
     props = {p.get("name"): p.get("value") for p in ET.parse(xml).getroot().iter("property")}
     assert props["seed"] == "3" and props["profile"] == "ci" and props["verdict"] == "violated", props

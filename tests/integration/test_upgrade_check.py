@@ -63,6 +63,11 @@ def test_upgrade_check_answers_from_a_probe_and_leaves_the_checkpoint_alone(
     doc = json.loads((tmp_path / "a.json").read_text())
     assert doc["exit_code"] == code and doc["new"].endswith(version)
     assert _digest(production) == before  # probes ran on copies
+    # Spark's log (a refusal's Java stack trace among it) is in the file the first line names, not in the output.
+    assert "\tat org.apache" not in out + err and "WARN" not in err, err
+    log = Path(err.split("Spark's log: ", 1)[1].split()[0])
+    assert log.is_file() and (code == 0 or "\tat org.apache.spark" in log.read_text())
+    log.unlink()
 
 
 def test_bad_input_is_one_line_and_exit_2(production: Path, tmp_path: Path) -> None:

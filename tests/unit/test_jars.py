@@ -36,7 +36,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SPARK_HOME", str(spark_home))
     monkeypatch.setattr(releases, "pyspark_version", lambda: "4.2.0")
     monkeypatch.setenv(cache_mod.CACHE_ENV, str(tmp_path / "cache"))
-    monkeypatch.delenv(jars.PACKAGES_ENV, raising=False)
+    monkeypatch.setenv(jars.PACKAGES_ENV, "")
     root = tmp_path / "cache" / "jars" / "4.2.0"
     stems = [s.format(v="4.2.0") for s in CONNECTOR] + OTHERS
     _fill(root / jars.KAFKA_CONNECTOR, stems, ("org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",))

@@ -67,7 +67,7 @@ def test_ivy_module_excludes_what_spark_ships_and_maps_runtime_scope() -> None:
 def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(cache_mod.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.setattr(releases, "pyspark_version", lambda: "4.2.0")
-    monkeypatch.delenv(jars.PACKAGES_ENV, raising=False)
+    monkeypatch.setenv(jars.PACKAGES_ENV, "")  # recorded, so what fetch() sets is undone after the test
     return tmp_path / "cache"
 
 
@@ -100,7 +100,7 @@ def test_setup_exits_2_with_one_line(empty_cache: Path) -> None:
 
 def test_the_project_ini_options_reach_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for option in project.OPTIONS.values():
-        monkeypatch.delenv(option[0], raising=False)
+        monkeypatch.setenv(option[0], "")  # empty reads as unset; recorded, so the export is undone after the test
     (tmp_path / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\nharness_packages = ["a:b:1", "c:d:2"]\nharness_offline = true\n'
         'harness_spark_confs = ["spark.sql.shuffle.partitions=3", "spark.x = a=b"]\n'
@@ -117,7 +117,7 @@ def test_the_project_ini_options_reach_the_environment(tmp_path: Path, monkeypat
 def test_a_pytest_ini_wins_over_a_pyproject_beside_it_and_bad_confs_are_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(project.SPARK_CONFS_ENV, raising=False)
+    monkeypatch.setenv(project.SPARK_CONFS_ENV, "")
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\nharness_spark_confs = ['a=1']\n")
     (tmp_path / "pytest.ini").write_text("[pytest]\nharness_spark_confs =\n    b=2\n    no-equals\n")
     with pytest.raises(ValueError, match=r"pytest\.ini harness_spark_confs: 'no-equals' is not key=value"):

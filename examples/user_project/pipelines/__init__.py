@@ -1,0 +1,1 @@
+"""The team's streaming pipelines."""
