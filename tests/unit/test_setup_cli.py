@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.spark.cache import setup_command
+
 
 def _setup(*args: str, cache: Path) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
@@ -22,7 +24,8 @@ def test_offline_with_an_empty_cache_names_what_it_lacks(tmp_path: Path) -> None
     assert len(lines) == 1 and "Traceback" not in err, err
     assert "offline, and the cache" in lines[0]
     assert "kafka-connector (org.apache.spark:spark-sql-kafka-0-10_" in lines[0]
-    assert "-m harness setup` once with network access" in lines[0]
+    # `harness setup` where this environment's console script is on PATH (bin/test), else `python -m harness`.
+    assert f"run `{setup_command()}` once with network access" in lines[0]
 
 
 def test_a_malformed_package_is_named(tmp_path: Path) -> None:
