@@ -178,14 +178,12 @@ def test_delta_source_holds_and_a_naive_sink_behind_it_is_located_by_delta_offse
     assert all("reservoirVersion" in a["offset_range"]["source"][1] for a in dupes)
 
 
-def test_a_delta_scenario_without_the_delta_jars_is_refused_in_one_line(tmp_path: Path) -> None:
-    import os
-
-    os.environ["HARNESS_CACHE_DIR"] = str(tmp_path / "no-jars")
-    try:
-        rc, out, err = harness("run", "foreachbatch_delta_txn", "--seed", "1", "--kills", "0")
-    finally:
-        del os.environ["HARNESS_CACHE_DIR"]
+def test_a_delta_scenario_without_the_delta_jars_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # monkeypatch: a cache the session itself was given (HARNESS_CACHE_DIR) comes back after the test.
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "no-jars"))
+    rc, out, err = harness("run", "foreachbatch_delta_txn", "--seed", "1", "--kills", "0")
     assert rc == 2, (out, err)
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "scenario foreachbatch_delta_txn needs jar set 'delta-spark'" in lines[0], err

@@ -70,17 +70,20 @@ def test_a_project_installs_the_wheel_sets_up_without_maven_and_tests_a_kafka_de
 
 def _install_set_up_and_test(tmp_path: Path) -> None:
     python = getattr(sys, "_base_executable", None) or sys.executable
+    # Nothing of this repository reaches the new environment or the project: not its packages (a session's
+    # Spark puts the checkout on PYTHONPATH, where pip would find the editable install and install nothing),
+    # its venv or its settings.
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "PYTHON", "VIRTUAL_ENV", "HARNESS_"))}
     wheels, venv, project, cache = tmp_path / "wheels", tmp_path / "venv", tmp_path / "project", tmp_path / "cache"
     build = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
-                 tmp_path, dict(os.environ), 600)  # fmt: skip
+                 tmp_path, clean, 600)  # fmt: skip
     assert build.returncode == 0
     wheel = next(wheels.glob("spark_exactly_once_harness-*.whl"))
-    assert _run([python, "-m", "venv", str(venv)], tmp_path, dict(os.environ), 300).returncode == 0
+    assert _run([python, "-m", "venv", str(venv)], tmp_path, clean, 300).returncode == 0
     install = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    str(wheel)], tmp_path, dict(os.environ), 1200)  # fmt: skip
+                    str(wheel)], tmp_path, clean, 1200)  # fmt: skip
     assert install.returncode == 0
-    # Nothing of this repository reaches the project: not its packages, its venv or its settings.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "PYTHON", "VIRTUAL_ENV", "HARNESS_"))}
+    env = dict(clean)
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{_path_without_mvn(tmp_path / 'shims')}", HARNESS_CACHE_DIR=str(cache))
     cache.mkdir()
     if (cache_dir() / "ivy").is_dir():  # Ivy's downloads only: every set is resolved again, here

@@ -54,6 +54,9 @@ def _rows_frame(spark: SparkSession, rows: list[dict[str, Any]], schema: StructT
 class AppendingForeachWriter:
     """A naive foreach writer: no batch-id bookkeeping, rows appended as they come."""
 
+    #: It fires ``sink.commit.after`` itself: the harness does not wrap it again (fault_injectors.autowrap).
+    __harness_instrumented__ = True
+
     def __init__(self, out: str, fault_dir: str | None, checkpoint: str) -> None:
         self.out, self.fault_dir, self.checkpoint = out, fault_dir, checkpoint
 
