@@ -57,7 +57,10 @@ def archive_path(base_options: str) -> Path | None:
     # second environment with the same PySpark elsewhere gets an archive of its own in the shared cache.
     digest.update(f"{java}|{st.st_size}|{st.st_mtime_ns}|{pyspark.__version__}|{options}|{jars}".encode())
     for jar in sorted(jars.glob("*.jar")):
-        digest.update(f"|{jar.name}:{jar.stat().st_size}".encode())
+        # The JVM refuses an archive whose class path jars changed since the dump (size or modification time):
+        # a venv made again at the same path gets a new archive, not a stale one it silently ignores.
+        st_jar = jar.stat()
+        digest.update(f"|{jar.name}:{st_jar.st_size}:{st_jar.st_mtime_ns}".encode())
     return cache_dir() / "cds" / f"spark-driver-{digest.hexdigest()[:16]}.jsa"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,22 @@ def test_the_archive_name_depends_on_the_options_not_their_spacing() -> None:
     if a is None:
         pytest.skip(missing("no java on this machine (apt-get install openjdk-17-jre-headless)"))
     assert a == b and a != c and a.suffix == ".jsa"
+
+
+def test_the_archive_key_changes_with_the_jars_it_was_dumped_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A venv made again at the same path has jars of the same names and sizes but new modification times;
+    the JVM refuses the old archive for them, so they must get a new one (measured: a stale archive was
+    silently not loaded, every driver started 2 s slower)."""
+    jars = tmp_path / "spark" / "jars"
+    jars.mkdir(parents=True)
+    jar = jars / "spark-core_2.13-4.2.0.jar"
+    jar.write_bytes(b"x")
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path / "spark"))
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    first = cds.archive_path("-Xmx1g")
+    os.utime(jar, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns + 10**9))
+    second = cds.archive_path("-Xmx1g")
+    assert first is not None and second is not None and first != second
+    assert second.parent == tmp_path / "cache" / "cds"
