@@ -184,6 +184,28 @@ COMMANDS.setdefault(
 )  # fmt: skip
 
 
+#: Commands whose runs put Spark's files under a directory the user gives or the temporary directory.
+_RUNS_SPARK = frozenset(
+    {"run", "chaos", "replay", "check-source", "check-sink", "certify", "census", "upgrade-check", "bench"}
+)
+
+
+def _directory_problem(args: argparse.Namespace) -> str | None:
+    """A directory option (or, for a command that runs Spark, the temporary directory its default run
+    directories go to) Spark cannot use, in one line naming the character (:func:`path_problem`)."""
+    import tempfile
+
+    from harness.engine.rundir import path_problem
+
+    for name in ("run_dir", "work_dir", "keep", "work"):
+        value = getattr(args, name, None)
+        if isinstance(value, Path) and (problem := path_problem(value, f"--{name.replace('_', '-')}")):
+            return problem
+    if args.command in _RUNS_SPARK:
+        return path_problem(Path(tempfile.gettempdir()), "the temporary directory (TMPDIR)")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from harness.spark.project import load_project_settings
@@ -192,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         load_project_settings()
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
+    if problem := _directory_problem(args):
+        return _fail(problem)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {"run": cmd_run, "list": cmd_list}
     handlers.update({name: h for name, (_, _, h) in COMMANDS.items()})
     try:

@@ -28,7 +28,7 @@ from fault_injectors.dstream import (
 from harness.engine.progress import append_event
 from harness.engine.rundir import RunPaths
 from harness.verdict.dstream_marks import DSTREAM_BATCHES
-from scenarios.filedir import file_name, published_ends
+from scenarios.filedir import file_name, parse_name, published_ends
 from scenarios.tap import read_tap
 
 if TYPE_CHECKING:
@@ -44,6 +44,36 @@ PUBLISH_MARGIN_MS = 400
 
 class SetupRefused(ValueError):
     """The scenario's setup function built an application the harness cannot run (bad input: one line)."""
+
+
+class FeedMissed(RuntimeError):
+    """The harness's own observer read less of a round's batch than the harness published for it: the input
+    never reached the application, so no verdict can blame the pipeline (the run ends as no verdict)."""
+
+
+def _unread(record: dict[str, Any], items: list[dict[str, Any]]) -> str:
+    """Why ``record`` (the observer's batch) shows the feed missed the files published for its batch; ``""``
+    when it read them all."""
+    entry = next((e for e in items if int(e["batch"]) == int(record["batch"])), None)
+    if entry is None:
+        return ""
+    published: dict[str, list[int]] = {}
+    for name in entry["files"]:
+        parsed = parse_name(name)
+        if parsed is not None and parsed[2] > parsed[1]:
+            p, start, end = parsed
+            lo, hi = published.get(str(p), [start, end])
+            published[str(p)] = [min(lo, start), max(hi, end)]
+    seen = record.get("ranges") or {}
+    short = [p for p, (lo, hi) in published.items() if not (seen.get(p) and seen[p][0] <= lo and seen[p][1] >= hi)]
+    if not short:
+        return ""
+    files = [f for f in entry["files"] if (parsed := parse_name(f)) is not None and str(parsed[0]) in short]
+    return (
+        f"DStream batch {record['batch']} (batch time {record['time_ms']}) read {record.get('rows', 0)} row(s), "
+        f"but the harness published {', '.join(files)} for it: the input never reached the application, so "
+        "nothing can be said of the pipeline (the harness's feed, not the pipeline: no verdict)"
+    )
 
 
 class AppFailed(RuntimeError):
@@ -254,6 +284,8 @@ def _wait(ssc: Any, root: Path, seen: int, events: Path | None, deadline: float,
                     f"PUBLISH_MARGIN_MS = {PUBLISH_MARGIN_MS}); the run proves nothing, run it again"
                 )
             if record.get("batch") is not None:
+                if missed := _unread(record, entries(root)):
+                    raise FeedMissed(missed)
                 got.append(int(record["batch"]))
                 if events is not None:
                     start = {p: r[0] for p, r in record["ranges"].items()}
