@@ -46,6 +46,7 @@ from harness.engine.deploy import committed_before, read_deployed, upgrade_expec
 from harness.engine.dstream import AppFailed, SetupRefused, run_app, write_batches
 from harness.engine.epochs import SPREAD_MAX_S, EpochQueryDied, run_epochs
 from harness.engine.progress import ProgressLog, caught_up
+from harness.engine.roundcheck import check_round_read
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
 from harness.engine.trigger import run_trigger
@@ -227,7 +228,11 @@ class Driver:
         error = query.exception()
         if error is not None:
             raise QueryFailed(str(error))
-        return caught_up(query, self.progress)
+        answer = caught_up(query, self.progress)
+        unread = getattr(sc.source, "unread", None)
+        if unread is not None:  # before any verdict can blame the pipeline for rows it never got
+            check_round_read(self.paths.checkpoint, lambda sources: str(unread(sources, self.source_run)))
+        return answer
 
     @contextlib.contextmanager
     def _pipeline_code(self, when: str) -> Iterator[None]:

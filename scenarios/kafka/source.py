@@ -280,15 +280,25 @@ class KafkaTopic:
         """Whether a committed Kafka source offset (an ``offsets/N`` entry) covers every record the tap has made
         available (one record per tap offset) and the topic holds: an epoch run (continuous, Real-time Mode)
         stops there (:mod:`harness.engine.epochs`)."""
+        return not self.unread([offset], run)
+
+    def unread(self, sources: Sequence[Any] | None, run: SourceRun) -> str:
+        """What of the topic the source offsets of a committed batch (every source's entry of ``offsets/N``;
+        ``None`` before any batch) have not reached: ``"topic T: partition 0 at offset 3 of 20, ..."``, or ``""``
+        when they cover every record the tap made available and the topic holds. No entry naming the topic (a
+        query subscribed elsewhere) has reached nothing of it."""
         from scenarios.kafka import client
         from scenarios.kafka.offsets import kafka_offsets
 
         bootstrap, topic = self.where(run)
-        reached = kafka_offsets(offset, topic) or {}
+        entries = (kafka_offsets(s, topic) for s in (sources or ()))
+        reached = next((e for e in entries if e is not None), {})
         due = dict(read_tap(run.tap))
         for p, end in client.end_offsets(bootstrap, topic).items():
             due[p] = max(due.get(p, 0), end)
-        return all(reached.get(p, 0) >= end for p, end in due.items())
+        short = [f"partition {p} at offset {reached.get(p, 0)} of {end}" for p, end in sorted(due.items())
+                 if reached.get(p, 0) < end]  # fmt: skip
+        return f"topic {topic}: " + ", ".join(short) if short else ""
 
     def regenerated(self, run: SourceRun, ranges: Mapping[int, tuple[int, int]]) -> list[Fetched]:
         """The records of ``ranges`` as the harness produced them (from the tap's row function), for records the
