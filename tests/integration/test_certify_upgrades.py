@@ -15,6 +15,7 @@ from harness.engine.spec import parse_kill_argument
 from tests.integration.clirun import harness
 
 
+@pytest.mark.heavy  # CI time (~45 s): test_upgrade_check.py's probes and test_upgrade_runs.py's refusal stay
 def test_a_refused_change_agrees_with_the_guide_and_upgrade_check_said_so(tmp_path: Path) -> None:
     rc, out, err = harness(
         "certify", "--upgrades", "--only", "upgrade:agg-keys", "--json", str(tmp_path / "u.json"),

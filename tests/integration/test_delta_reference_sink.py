@@ -51,6 +51,7 @@ def assert_conforms(rc: int, doc: dict[str, Any], log: str, *, anywhere: str) ->
     assert leftover_processes() == []
 
 
+@pytest.mark.heavy  # CI time (~70 s); the default Delta cases: test_delta_scenarios.py's MERGE pair and sink
 def test_delta_upsert_conforms_under_a_sigkill_before_commits_n(tmp_path: Path) -> None:
     rc, doc, log = check_sink(
         tmp_path, "delta_upsert", "--faults", "hard", "--points", "sink.commit.after", "--skip", "crash-anywhere"

@@ -1,10 +1,10 @@
 """Delta pipelines under real SIGKILLs (issue 28 points 1-2): each correct pipeline holds, each one-bug twin is
 caught, and every anomaly names its batch and the Delta versions involved.
 
-The default suite keeps two correct/broken pairs (the totals ``MERGE`` with and without Delta's session txn
-confs, the pair users get wrong most; the upsert keyed by row and its twin split in two commits) and the Delta
-streaming sink under seeded kills; the other pairs, the complete-mode
-sink and the Delta source run in the heavy tier (``bin/test-heavy``)."""
+The default suite keeps one correct/broken pair (the totals ``MERGE`` with and without Delta's session txn
+confs, the pair users get wrong most) and the Delta streaming sink under seeded kills; the other pairs (the
+upsert keyed by row and its twin split in two commits among them), the complete-mode sink and the Delta source
+run in the heavy tier (``bin/test-heavy``)."""
 
 from __future__ import annotations
 
@@ -114,6 +114,7 @@ def inspect_damaged_by_hand(run: Path, query_id: str, last: int) -> None:
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "not a Delta table" in err, err
 
 
+@pytest.mark.heavy  # about 50 s: the MERGE pair above is the default suite's foreachBatch Delta case
 def test_upsert_keyed_by_row_holds_and_split_in_two_commits_loses_rows_named_by_batch_and_version(
     pool: DriverPool, tmp_path: Path
 ) -> None:

@@ -62,6 +62,7 @@ def test_naive_foreach_rdd_duplicates_are_named_by_batch_time_and_file(tmp_path:
     assert "dstream.batch.end of batch 1" in log and "batch time" in log
 
 
+@pytest.mark.heavy  # CI time (~60 s): the foreachRDD pair above and the user pair keep DStreams in the default
 def test_update_state_by_key_totals_hold_under_2_sigkills(tmp_path: Path) -> None:
     args = ("run", "dstream_state", "--kills", "2", "--rounds", "3", "--seed", "5")
     rc, doc, log = harness_json(tmp_path / "r.json", *args, "--run-dir", str(tmp_path / "run"))

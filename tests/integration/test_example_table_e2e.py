@@ -64,6 +64,7 @@ def test_sink_row_holds_with_spark(row: SinkRow, tmp_path: Path) -> None:
     assert leftover_processes() == []
 
 
+@pytest.mark.heavy  # CI time: test_user_raised.py's raising sources are the default suite's cases
 def test_a_source_that_raises_inside_spark_is_named_by_its_own_frame(tmp_path: Path) -> None:
     """Issue 25 point 4: the query fails inside Spark with the source's ValueError; ``end-to-end`` is a failure
     of the source that names the exception and the source's own frame, not Spark's wrapper or "no verdict"."""

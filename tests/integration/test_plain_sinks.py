@@ -32,12 +32,14 @@ def test_an_unwrapped_foreach_batch_is_killed_after_its_commit_and_the_append_du
     assert {a["batch_id"] for a in report["anomalies"]} == {1}  # type: ignore[union-attr, index]
 
 
+@pytest.mark.heavy  # CI time (~30 s): the commit kill above is the default suite's unwrapped-sink case
 def test_an_unwrapped_foreach_batch_is_killed_after_a_step_of_its_own_code(tmp_path: Path) -> None:
     rc, out, err = harness("run", f"{REF}:BATCH_FILES", "--seed", "1", "--kill", "sink.step:1:2")
     assert rc == 0, (out, err[-2000:])
     assert "kill after step 2 of batch 1: plain_sinks.py:" in out and "write_batch" in out, out
 
 
+@pytest.mark.heavy  # CI time (~30 s): the commit kill above is the default suite's unwrapped-sink case
 def test_an_unwrapped_foreach_writer_is_killed_mid_task_and_inside_process(tmp_path: Path) -> None:
     rc, out, err = harness("run", f"{REF}:ROW_FILES", "--seed", "1", "--kill", "sink.write.mid:1:0:3",
                            "--kill", "sink.step:3:1:foreach_process")  # fmt: skip

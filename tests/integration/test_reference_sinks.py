@@ -137,9 +137,10 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[s
 
 
 #: Sinks whose runs are the heavy tier unless the full matrix is asked for: the default suite keeps a correct
-#: sink on a real server (PostgreSQL) and the broken Python sink; the other two hold their verdicts under the
-#: chaos library campaigns (test_chaos_library.py) and their census (test_crash_anywhere.py).
-HEAVY_SINKS = ("python_sink_transactional", "foreachbatch_sqlite_upsert")
+#: sink on a real server (PostgreSQL); the other two hold their verdicts under the chaos library campaigns
+#: (test_chaos_library.py) and their census (test_crash_anywhere.py), and the broken Python sink's duplicates at
+#: a real kill are test_conformance_cli.py's ``check-sink`` case.
+HEAVY_SINKS = ("python_sink_transactional", "foreachbatch_sqlite_upsert", "python_sink_publish_in_write")
 
 
 def needs(scenario: str) -> list[Any]:

@@ -2,12 +2,12 @@
 
 Default tier, one representative case each (measured on the 2-core machine):
 - a scheduled ``availableNow`` file-sink pipeline holds across 5 job runs with 3 seeded SIGKILLs (~40 s);
-- the naive ``foreachBatch`` in the same schedule is caught, shrunk and replayed 3/3 (~150 s);
 - continuous ``rate`` -> Kafka sink under two timed kills: at-least-once, duplicates named by epoch (~30 s);
 - Real-time Mode Kafka -> ``foreach`` with a SIGKILL inside the writer: duplicates named by batch (~40 s);
 - bad ``--trigger`` input: one line, exit 2 (no Spark).
-The ``heavy`` tier plays the trigger matrix: stateful pipelines under each micro-batch trigger, and every
-epoch pipeline (``bin/test-heavy``)."""
+The ``heavy`` tier plays the trigger matrix: stateful pipelines under each micro-batch trigger, every epoch
+pipeline, and a chaos campaign over the scheduled jobs (the naive ``foreachBatch`` caught, shrunk and replayed
+3/3, ~150 s) (``bin/test-heavy``)."""
 
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ def test_available_now_schedule_into_the_file_sink_holds_across_5_job_runs(tmp_p
     assert leftover_processes() == []
 
 
+@pytest.mark.heavy  # CI time (~2 min); the default find-shrink-replay case: test_contextless_chaos.py's broken source
 def test_naive_foreachbatch_in_the_same_schedule_is_caught_shrunk_and_replayed(tmp_path: Path) -> None:
     rc, out, err = harness(
         "chaos",

@@ -3,14 +3,16 @@ innermost frame (file:line), and counts it as a failure of the subject (exit 1),
 whose ``latestOffset`` raises and one whose ``read`` raises (``check-source``; the second installed with pip, under
 ``site-packages``), a source whose rows PySpark refuses (no frame of its own: the method is named), a pipeline whose
 ``foreachBatch`` function raises on clean input and one whose transform raises before its query starts (``run``),
-and a chaos campaign over the first (stopped and shrunk). Real Spark, run the way a user runs the harness (about
-60 s in all)."""
+and a chaos campaign over the first (stopped and shrunk). Real Spark, run the way a user runs the harness. The
+refused rows and the raising transform are the heavy tier's (``bin/test-heavy``)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pytest
 
 from scenarios import Scenario
 from tests.integration.clirun import harness, harness_json, leftover_processes
@@ -119,6 +121,7 @@ def test_a_pip_installed_source_whose_read_raises_in_the_python_worker_is_named_
     assert leftover_processes() == []
 
 
+@pytest.mark.heavy  # CI time: the two raising sources above are the default suite's source cases
 def test_a_row_pyspark_refuses_names_the_method_that_returned_it(tmp_path: Path) -> None:
     """The report the issue measured (``pyspark/worker.py``, line 3622, and no frame of the source's own): PySpark
     raised on the rows ``read`` yielded. It is the source's failure, named with that exception and ``read``."""
@@ -168,6 +171,7 @@ def test_a_pipeline_whose_sink_raises_fails_with_its_cause(tmp_path: Path) -> No
     assert leftover_processes() == []
 
 
+@pytest.mark.heavy  # CI time: the raising sink above is the default suite's pipeline case
 def test_a_transform_that_raises_before_the_query_starts_fails_with_its_cause(tmp_path: Path) -> None:
     rc, out, err = harness(
         "run", "tests.integration.test_user_raised:RAISING_TRANSFORM", "--seed", "1", "--kills", "0", "--rounds", "1"
