@@ -1,14 +1,13 @@
 """DStream applications under real SIGKILLs with ``getOrCreate`` recovery (issue 31).
 
-Default tier, one representative case each (measured on the 2-core machine):
-- the idempotent ``foreachRDD`` holds under 3 seeded SIGKILLs, every restart recovered from the checkpoint; then
-  ``inspect`` lists the checkpoint's batch times and names a deleted checkpoint file, exit 1 (~45 s);
-- the naive ``foreachRDD`` is caught: duplicates named by batch, batch time and input file (~25 s);
-- ``updateStateByKey`` totals hold under 2 SIGKILLs (~35 s);
-- bad input: a setup function without a checkpoint, one reading a ``queueStream``, one reading another directory:
-  one line, exit 2 (~15 s).
-The ``heavy`` tier runs the state twin kept outside Spark, ``saveAsTextFiles`` under kills, and three chaos
-campaigns on the naive twin, each shrunk and replayed 3/3 (``bin/test-heavy``)."""
+Default tier (measured on the 2-core machine): the naive ``foreachRDD`` is caught: duplicates named by batch,
+batch time and input file (~25 s); bad input: a setup function without a checkpoint, one reading a
+``queueStream``, one reading another directory: one line, exit 2 (~15 s). A correct DStream application under
+3 seeded SIGKILLs is test_user_references.py's default case (a user's module, the default run directory).
+The ``heavy`` tier runs the idempotent ``foreachRDD`` under 3 seeded SIGKILLs with ``inspect`` naming a deleted
+checkpoint file, ``updateStateByKey`` totals under 2 SIGKILLs, the state twin kept outside Spark,
+``saveAsTextFiles`` under kills, and three chaos campaigns on the naive twin, each shrunk and replayed 3/3
+(``bin/test-heavy``)."""
 
 from __future__ import annotations
 
@@ -25,6 +24,7 @@ def _history(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.heavy  # CI time (~55 s): test_user_references.py's DStream pipeline under 3 kills is the default's
 def test_idempotent_foreach_rdd_holds_under_3_sigkills_and_inspect_names_a_deleted_file(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     args = ("run", "dstream_foreach", "--kills", "3", "--seed", "7", "--run-dir", str(run_dir))

@@ -132,6 +132,7 @@ def test_source_config_is_seeded() -> None:
     assert get_scenario("file_sink_stateless").source_config(4) == SourceConfig(seed=4, partitions=2)
 
 
+@pytest.mark.heavy  # CI time (~80 s): the file sink's kills stay in the chaos library, timed-kill and backend cases
 def test_file_sink_is_exactly_once_at_every_crash_point(tmp_path: Path) -> None:
     """Seven seeded SIGKILLs, one at each crash point the parquet file sink reaches, in distinct batches, fired
     in the planned order; the temp run directory is removed on success."""
