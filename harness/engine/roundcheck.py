@@ -1,7 +1,7 @@
 """Self-check before blame: a round whose query ended short of the input the harness published for it.
 
-A source that can tell what of its input a committed offset has not reached (``unread(offset, run)``: Spark's
-Kafka source, read from the harness's topic) is asked after every job-trigger round (``availableNow``,
+A source that can tell what of its input a committed batch's offsets have not reached (``unread(sources, run)``:
+Spark's Kafka source, read from the harness's topic) is asked after every job-trigger round (``availableNow``,
 ``once``, a processing-time query stopped once caught up) that ended without an error. Such a round must have
 committed an offset that covers what the harness published; if it did not, the input never reached the query
 (a topic it never advanced on, records that arrived after the round's snapshot) and the run ends as no
