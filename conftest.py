@@ -23,6 +23,16 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 pytest_plugins = ["tests.ci_skips"]
 
 
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:2])
+
+
+def _pyspark_release() -> tuple[int, ...]:
+    import pyspark
+
+    return _release(pyspark.__version__)
+
+
 #: Set to 1 to run the tests marked ``heavy`` (``bin/test-heavy`` does); otherwise they are skipped, with the reason.
 HEAVY_ENV = "HARNESS_HEAVY"
 
@@ -35,5 +45,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.unit)
         elif "integration" in parts:
             item.add_marker(pytest.mark.spark)
+        needs = item.get_closest_marker("pyspark_min")
+        if needs and _pyspark_release() < _release(needs.args[0]):
+            # A skip by design: the subject is written against a newer PySpark's API (the support matrix says so).
+            why = needs.kwargs.get("reason", "")
+            item.add_marker(pytest.mark.skip(reason=f"needs PySpark {needs.args[0]}: {why}".rstrip(": ")))
         if item.get_closest_marker("heavy") and not heavy:
             item.add_marker(pytest.mark.skip(reason=f"heavy tier, opt-in: bin/test-heavy ({HEAVY_ENV}=1)"))

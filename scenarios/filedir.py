@@ -83,10 +83,11 @@ def _encode(fmt: str, records: list[dict[str, Any]], schema: StructType) -> byte
         return buf.getvalue().encode()
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from scenarios.arrowschema import utc_arrow_schema
 
     sink = pa.BufferOutputStream()
-    pq.write_table(pa.Table.from_pylist(records, schema=to_arrow_schema(schema, timezone="UTC")), sink)
+    pq.write_table(pa.Table.from_pylist(records, schema=utc_arrow_schema(schema)), sink)
     return bytes(sink.getvalue().to_pybytes())
 
 

@@ -5,7 +5,9 @@ Rows are pure functions of ``(seed, partition, offset, seq)`` (see
 *available* is decided by the harness through a tap file (option ``tap``) or
 a fixed end (option ``end``, JSON ``{"0": n, ...}``), never by the clock, so
 batch boundaries are reproducible. Supports ``ReadMaxRows`` admission control
-(option ``max_rows_per_batch``) and ``Trigger.AvailableNow``.
+(option ``max_rows_per_batch``) and ``Trigger.AvailableNow`` where PySpark has them (4.2
+and later: :mod:`scenarios.readlimits`); before, ``latestOffset()`` gives all that is
+available, so a round's rows come in one batch.
 
 Harness options (all optional): ``checkpoint`` (the query's checkpoint dir,
 used to learn the current batch id) and ``fault_dir`` (armed crash points,
@@ -33,18 +35,13 @@ from pyspark.sql.datasource import (
     DataSourceStreamReader,
     InputPartition,
 )
-from pyspark.sql.streaming.datasource import (
-    ReadAllAvailable,
-    ReadLimit,
-    ReadMaxRows,
-    SupportsTriggerAvailableNow,
-)
 
 from fault_injectors.crash import FaultSite
 from fault_injectors.hold import SOURCE_TASK_POINTS, hold_for_sibling_fault
 from fault_injectors.sinks import fire_mid_write, task_identity
 from harness.inspector.checkpoint import batch_ids, latest_batch_id
 from scenarios.admission import Offsets, admit, offsets_from_json, offsets_to_json
+from scenarios.readlimits import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
 from scenarios.tap import read_tap
 from scenarios.userrows import Rows, source_rows
@@ -183,11 +180,13 @@ class ReplayableStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
     def prepareForTriggerAvailableNow(self) -> None:
         self._target = self.opts.available()
 
-    def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
+    def latestOffset(self, start: dict[str, int] | None = None, limit: ReadLimit | None = None) -> dict[str, int]:
         self._fire_after_commit_logged()
         if self.opts.checkpoint:
             self.site.maybe_fire("source.latest_offset", self._planning_batch_id())
         available = self._target if self._target is not None else self.opts.available()
+        if start is None:  # a PySpark without admission control (before 4.2): all of it, a round's one batch
+            return offsets_to_json(available)
         max_offsets = self.opts.max_offsets(limit.max_rows) if isinstance(limit, ReadMaxRows) else None
         return offsets_to_json(admit(offsets_from_json(start), available, max_offsets))
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scenarios.filedir import FORMATS, publish
+from scenarios.readlimits import ADMISSION_CONTROL
 from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
 from scenarios.userrows import Rows
 
@@ -153,7 +154,9 @@ class Replayable:
 
     rows: Rows | None = None
     name: str | None = None
-    limits_batches: bool = field(default=True, init=False)
+    #: A batch takes at most ``max_rows_per_batch`` rows where PySpark passes Python sources a read limit (4.2
+    #: and later); before, a round's rows come in one batch.
+    limits_batches: bool = field(default=ADMISSION_CONTROL, init=False)
     provenance: bool = field(default=True, init=False)
 
     def fires(self, write_points: bool) -> frozenset[str]:

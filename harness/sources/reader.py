@@ -22,7 +22,8 @@ from typing import Any, TypeAlias
 
 from pyspark.errors import PySparkNotImplementedError
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, SimpleDataSourceStreamReader
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
+
+from scenarios.readlimits import ReadAllAvailable, ReadLimit, SupportsTriggerAvailableNow
 
 #: A multiset of normalised rows.
 Rows: TypeAlias = Counter[tuple[Any, ...]]
@@ -151,8 +152,6 @@ class Reader:
 
     def supports_available_now(self) -> bool:
         """Whether the reader implements ``SupportsTriggerAvailableNow`` (``prepareForTriggerAvailableNow``)."""
-        from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
-
         return self.kind == "stream" and isinstance(self.impl, SupportsTriggerAvailableNow)
 
     def prepare_available_now(self) -> None:

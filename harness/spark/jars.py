@@ -124,9 +124,14 @@ def read_stamp(directory: Path) -> dict[str, Any] | None:
     return stamp if isinstance(stamp, dict) else None
 
 
-def write_stamp(directory: Path, coords: tuple[str, ...], jars: list[str], seconds: float) -> None:
-    """Record that ``directory`` holds ``jars``, resolved from ``coords``."""
-    stamp = {"coordinates": list(coords), "jars": jars, "seconds": round(seconds, 1)}
+def write_stamp(
+    directory: Path, coords: tuple[str, ...], jars: list[str], seconds: float, resolved: tuple[str, ...] = ()
+) -> None:
+    """Record that ``directory`` holds ``jars``, asked for as ``coords`` and resolved from ``resolved`` (another
+    patch release of the same line when the asked one is not served), or from ``coords``."""
+    stamp: dict[str, Any] = {"coordinates": list(coords), "jars": jars, "seconds": round(seconds, 1)}
+    if resolved and resolved != coords:
+        stamp["resolved"] = list(resolved)
     (directory / STAMP).write_text(json.dumps(stamp, indent=1))
 
 

@@ -78,6 +78,15 @@ class Release:
         """``4.2`` of ``4.2.0``."""
         return ".".join(self.spark.split(".")[:2])
 
+    def earlier_patches(self) -> list[Release]:
+        """The earlier patch releases of this line, newest first (``4.1.3`` ... ``4.1.0`` for ``4.1.4``): Spark's
+        Kafka connector is published for a patch release weeks after PySpark is, and any patch of the same line
+        runs on it."""
+        parts = self.spark.split(".")
+        if len(parts) != 3 or not parts[2].isdigit():
+            return []
+        return [Release(f"{parts[0]}.{parts[1]}.{n}", self.scala) for n in range(int(parts[2]) - 1, -1, -1)]
+
     def coordinates(self, jar_set: str) -> tuple[str, ...]:
         """The Maven coordinates of ``jar_set`` for this release; :class:`Unserved` when none exists."""
         if jar_set == KAFKA_CONNECTOR:

@@ -30,7 +30,7 @@ from harness.spark.jars import (
     write_stamp,
     write_unserved,
 )
-from harness.spark.releases import BUILT_IN, Release, Unserved, current
+from harness.spark.releases import BUILT_IN, KAFKA_CONNECTOR, Release, Unserved, current
 
 
 class SetupFailed(RuntimeError):
@@ -109,10 +109,17 @@ def _one(
     staged = target.with_name(f".{target.name}.tmp")
     shutil.rmtree(staged, ignore_errors=True)
     exclude = shipped_artifacts() if SETS[name].for_spark else frozenset()
+    resolved = coords
     try:
-        got = ivy.resolve(
-            coords, staged, cache=root / "ivy", urls=urls, exclude=exclude, log=root / "logs" / f"{name}.log"
-        )
+        try:
+            got = ivy.resolve(
+                coords, staged, cache=root / "ivy", urls=urls, exclude=exclude, log=root / "logs" / f"{name}.log"
+            )
+        except ivy.ResolveError as exc:
+            if not (exc.not_served and name == KAFKA_CONNECTOR):
+                raise
+            got, resolved = _earlier_patch(name, release, staged, root, urls, exclude, exc)
+            echo(f"setup: {name:<16} {coords[0]} is not served yet; {resolved[0]} (same Spark line) instead")
     except ivy.ResolveError as exc:
         shutil.rmtree(staged, ignore_errors=True)
         if not (exc.not_served and name in BUILT_IN):  # a team's own package must resolve
@@ -123,12 +130,36 @@ def _one(
         write_unserved(target, coords, str(exc))
         echo(f"setup: {name:<16} not served for PySpark {release.spark}: {exc}")
         return Step(name, coords, "unserved", note=str(exc))
-    write_stamp(staged, coords, [j.name for j in got.jars], got.seconds)
+    write_stamp(staged, coords, [j.name for j in got.jars], got.seconds, resolved)
     shutil.rmtree(target, ignore_errors=True)
     staged.rename(target)
     step = Step(name, coords, "fetched", len(got.jars), got.downloads, got.seconds)
     echo(f"setup: {name:<16} {step.jars} jars ({step.downloads} downloaded) in {step.seconds:.1f} s")
     return step
+
+
+def _earlier_patch(
+    name: str,
+    release: Release,
+    staged: Path,
+    root: Path,
+    urls: Sequence[str],
+    exclude: frozenset[str],
+    first: ivy.ResolveError,
+) -> tuple[ivy.Resolution, tuple[str, ...]]:
+    """The set resolved for the newest earlier patch of ``release``'s line that a registry serves; ``first`` (the
+    asked release's error) when none is."""
+    for earlier in release.earlier_patches():
+        coords = coordinates(name, earlier)
+        shutil.rmtree(staged, ignore_errors=True)
+        try:
+            return ivy.resolve(
+                coords, staged, cache=root / "ivy", urls=urls, exclude=exclude, log=root / "logs" / f"{name}.log"
+            ), coords
+        except ivy.ResolveError as exc:
+            if not exc.not_served:
+                raise
+    raise first
 
 
 def run_setup(

@@ -84,9 +84,7 @@ def delta_versions_at(table: TableRef) -> SinkVersionsHook:
     return hook
 
 
-def table_versions(
-    spark: SparkSession, ctx: SinkContext, identity: tuple[str, ...], table: Path
-) -> SinkVersions:
+def table_versions(spark: SparkSession, ctx: SinkContext, identity: tuple[str, ...], table: Path) -> SinkVersions:
     """:class:`SinkVersions` of the Delta table at ``table`` (a resolved path with a commit)."""
     import pyarrow as pa
     from pyspark.sql import functions as F

@@ -56,8 +56,9 @@ def rows_to_table(rows: Iterable[Any], schema: StructType) -> pa.Table:
     process's local time zone; they are made timezone-aware here so the
     stored instant does not depend on the reader's time zone."""
     import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import TimestampType
+
+    from scenarios.arrowschema import utc_arrow_schema
 
     ts_fields = [f.name for f in schema.fields if isinstance(f.dataType, TimestampType)]
     records = []
@@ -68,7 +69,8 @@ def rows_to_table(rows: Iterable[Any], schema: StructType) -> pa.Table:
             if isinstance(value, datetime) and value.tzinfo is None:
                 record[name] = value.astimezone(UTC)
         records.append(record)
-    return pa.Table.from_pylist(records, schema=to_arrow_schema(schema, timezone="UTC"))
+    return pa.Table.from_pylist(records, schema=utc_arrow_schema(schema))
+
 
 
 def write_parquet_durably(table: pa.Table, path: Path) -> None:

@@ -16,6 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.admission import require_admission_control
+
+require_admission_control()
+
 from examples.connectors.rate_like_source import RateLikeSource
 from harness.chaos.profiles import get_profile
 from harness.conformance.pytest_kit import SourceConformance

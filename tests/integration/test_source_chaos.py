@@ -15,6 +15,10 @@ from typing import Any
 
 import pytest
 
+from tests.admission import require_admission_control
+
+require_admission_control()
+
 from examples.connectors._jsonl import log_context
 from examples.connectors.jsonl_source import JsonlSource
 from harness.chaos.profiles import get_profile

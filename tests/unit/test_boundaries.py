@@ -16,6 +16,7 @@ from harness.inspector.boundaries import (
     compaction_batches,
 )
 from scenarios import get_scenario
+from tests.admission import needs_read_limits
 
 STATELESS = get_scenario("file_sink_stateless")
 
@@ -65,6 +66,7 @@ def _collect(strategy: st.SearchStrategy[object], n: int) -> list[object]:
     return seen
 
 
+@needs_read_limits
 def test_long_schedules_aim_faults_at_compaction_batches() -> None:
     hits = total = long = 0
     for spec in _collect(chaos_specs(STATELESS, max_rounds=2, max_faults=3, batch_rows=4), 200):

@@ -15,6 +15,7 @@ from harness.chaos.faultfree import fault_free_bundle, without_faults
 from harness.chaos.profiles import get_profile
 from harness.chaos.result import CampaignResult, ExampleRecord, campaign_doc
 from harness.engine.spec import RunSpec
+from tests.admission import needs_admission_control
 
 pytestmark = pytest.mark.unit
 
@@ -45,6 +46,7 @@ def test_schedules_that_cannot_run_without_their_faults_are_not_tried(spec: RunS
     assert list(tmp_path.iterdir()) == []
 
 
+@needs_admission_control
 def test_the_report_says_when_no_fault_is_needed(tmp_path: Path) -> None:
     spec = RunSpec("foreachbatch_delta_upsert_split", 0, kills=0, rows=((1, 2),), extra_faults=(RAISE,))
     result = CampaignResult("foreachbatch_delta_upsert_split", "violated", 1, get_profile("ci"))

@@ -7,6 +7,8 @@ from xml.etree import ElementTree
 
 import pytest
 
+from tests.admission import needs_admission_control
+
 pytest_plugins = ["pytester"]
 
 BROKEN_SUITE = """
@@ -30,6 +32,7 @@ class TestNothing(SinkConformance):
 """
 
 
+@needs_admission_control
 def test_broken_source_fails_exactly_its_checks(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_broken=BROKEN_SUITE)
     xml = pytester.path / "out.xml"

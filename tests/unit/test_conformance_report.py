@@ -21,6 +21,7 @@ from harness.conformance.results import CheckFailed, CheckOutcome, CheckSkipped,
 from harness.engine.history import History
 from harness.inspector.synth import synth_checkpoint
 from harness.timeline.story import Timeline, anomaly_counts, build_timeline
+from tests.admission import needs_admission_control
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -223,12 +224,21 @@ def test_console_parser_ignores_a_table_cut_by_a_kill() -> None:
     ("argv", "fragment"),
     [
         (["check-source", "nowhere/x.py:Src"], "does not exist"),
-        (["check-source", "examples/connectors/jsonl_source.py:Missing"], "has no attribute 'Missing'"),
-        (
+        pytest.param(
+            ["check-source", "examples/connectors/jsonl_source.py:Missing"],
+            "has no attribute 'Missing'",
+            marks=needs_admission_control,
+        ),
+        pytest.param(
             ["check-source", "examples/connectors/jsonl_source.py:JsonlSource", "--option", "oops"],
             "key=value",
+            marks=needs_admission_control,
         ),
-        (["check-source", "examples/connectors/jsonl_source.py:JsonlSource", "--skip", "nope"], "unknown check id"),
+        pytest.param(
+            ["check-source", "examples/connectors/jsonl_source.py:JsonlSource", "--skip", "nope"],
+            "unknown check id",
+            marks=needs_admission_control,
+        ),
         (
             ["check-sink", "examples/connectors/attempt_keyed_sink.py:AttemptKeyedSink", "--read-back", "x.py:f"],
             "does not exist",
@@ -266,6 +276,7 @@ def test_documented_kit_example_is_the_tested_file() -> None:
     assert tested[tested.index("from harness.conformance import replayable_context") :] == snippet
 
 
+@needs_admission_control
 def test_cli_rejects_connectors_without_the_needed_methods(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,10 @@ from typing import Any
 import pytest
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 
+from tests.admission import require_admission_control
+
+require_admission_control()
+
 from examples.connectors import (
     available_now_past_target,
     counter_available_now,

@@ -23,6 +23,7 @@ from harness.conformance.source.schedule import (
     play,
     schedules_for,
 )
+from tests.admission import needs_admission_control
 
 EX = "examples/connectors"
 COUNTS = f"{EX}/counts_from_zero.py:CountsFromZeroSource"
@@ -85,6 +86,7 @@ def test_a_contextless_replay_matches_verdict_and_anomaly_sides_not_rows() -> No
     assert replay_key("violated", [a], True) != replay_key("exactly-once", [], True)
 
 
+@needs_admission_control
 def test_play_refuses_a_schedule_of_the_other_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     with pytest.raises(ValueError, match="does not fit the source"):
@@ -125,6 +127,7 @@ def test_a_contextless_kill_is_armed_at_the_nth_batch_the_round_commits(
     assert (rule.point, rule.batch) == (point, batch)
 
 
+@needs_admission_control
 def test_the_report_names_a_contextless_source_and_discarded_examples(tmp_path: Path) -> None:
     result = SourceCampaignResult(SourceSubject(COUNTS), 1, get_profile("ci"))
     schedule = SourceSchedule(((1, "after_offsets_logged"),), 2)
@@ -137,6 +140,7 @@ def test_the_report_names_a_contextless_source_and_discarded_examples(tmp_path: 
     assert "not the same rows" in render_source_campaign(result)
 
 
+@needs_admission_control
 def test_chaos_source_takes_a_source_without_a_context(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -188,6 +192,7 @@ def _campaign_without_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, ever
     return result, runs
 
 
+@needs_admission_control
 def test_examples_whose_kills_never_fired_are_discarded_and_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -197,6 +202,7 @@ def test_examples_whose_kills_never_fired_are_discarded_and_reported(
     assert f"discarded         {len(result.discarded)} (" in result.render()
 
 
+@needs_admission_control
 def test_a_campaign_that_discards_as_many_examples_as_asked_has_no_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

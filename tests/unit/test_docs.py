@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.admission import needs_admission_control
 from tests.doc_commands import PAGES, ROOT, Command, broken_links, commands
 
 README = ROOT / "README.md"
@@ -54,7 +55,13 @@ def test_the_readme_pytest_example_is_the_tested_file() -> None:
     assert "    result.assert_exactly_once()" in tested
 
 
-@pytest.mark.parametrize("command", SPARK_FREE, ids=[c.id for c in SPARK_FREE])
+def _needs(command: Command) -> tuple[pytest.MarkDecorator, ...]:
+    """The README's example sources are written against PySpark 4.2's admission control."""
+    source = "check-source" in command.text or "--source" in command.text
+    return (needs_admission_control,) if source and "examples/connectors" in command.text else ()
+
+
+@pytest.mark.parametrize("command", [pytest.param(c, id=c.id, marks=_needs(c)) for c in SPARK_FREE])
 def test_spark_free_runnable_command(command: Command, tmp_path: Path) -> None:
     # TMPDIR: a command whose check fails keeps its evidence in a temporary directory (check-source does).
     path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"

@@ -18,6 +18,7 @@ from harness.conformance import check_sink
 from harness.conformance.results import ConformanceReport
 from harness.conformance.source.suite import SOURCE_CHECK_IDS, check_source
 from harness.sources.loading import add_import_root
+from tests.admission import needs_admission_control
 from tests.example_table import (
     PURE_SOURCE_CHECKS,
     SOURCES,
@@ -49,6 +50,7 @@ def run_source(row: SourceRow, tmp_path: Path) -> ConformanceReport:
     )
 
 
+@needs_admission_control
 @pytest.mark.parametrize("row", SOURCES, ids=[r.name for r in SOURCES])
 def test_source_statuses_are_the_tables(row: SourceRow, tmp_path: Path) -> None:
     report = run_source(row, tmp_path)
@@ -97,6 +99,7 @@ def test_every_row_pins_every_check() -> None:
         assert set(sink.expect) == {*PROTOCOL_SINK_CHECKS, GUARANTEE, "crash-points", "crash-anywhere"}, sink.name
 
 
+@needs_admission_control
 def test_correct_examples_expect_no_failure_and_broken_ones_name_their_checks() -> None:
     """A correct row allows no ``fail`` anywhere; a broken row pins at least one ``fail``, and its module
     docstring names a check the table expects it to fail without Spark (or, if Spark alone catches it, a

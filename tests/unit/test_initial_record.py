@@ -11,6 +11,10 @@ import pytest
 from pyspark import cloudpickle
 from pyspark.sql.datasource import CaseInsensitiveDict
 
+from tests.admission import require_admission_control
+
+require_admission_control()
+
 from examples.connectors.jsonl_source import JsonlSimpleSource, JsonlSource
 from harness.sources.initial import recorded_answers, recording_source, used_initial_offset
 

@@ -14,6 +14,7 @@ from harness.chaos.merge import MergeError, merge_results, merged_doc, merged_ht
 from harness.chaos.profiles import get_profile
 from harness.chaos.result import CampaignResult, ExampleRecord, campaign_doc
 from harness.cli.main import main
+from harness.engine.commandline import harness_prefix, shell_line
 from harness.engine.spec import RunSpec
 
 CI = get_profile("ci").with_examples(20)
@@ -50,7 +51,7 @@ def test_one_violated_shard_makes_the_campaign_violated_with_its_replay(tmp_path
     assert [f["shard"] for f in doc["failures"]] == ["2/2"]
     text = render_merged(merged)
     assert text.startswith("violated: campaign foreachbatch_append_naive (seed 1, profile ci, 20 examples in 2")
-    assert f"replay: .venv/bin/python -m harness replay {(tmp_path / 'shard2' / 'bundle').resolve()}" in text
+    assert f"replay: {shell_line(harness_prefix())} replay {(tmp_path / 'shard2' / 'bundle').resolve()}" in text
     page = tmp_path / "out" / "summary.html"
     html = merged_html(merged, page)
     assert html.count("<tr>") == 3 and 'class="badge bad">violated' in html

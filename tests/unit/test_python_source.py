@@ -19,6 +19,7 @@ from harness.sources.loading import LoadError
 from harness.verdict.check import INPUT_BATCH_COLUMN, locate_by_input
 from harness.verdict.checker import Anomaly, FaultRef
 from scenarios import Scenario, SourceConfig
+from tests.admission import needs_admission_control
 from tests.unit.test_sources import _scenario as scenario_with
 
 JSONL = "examples.connectors.jsonl_source:JsonlSource"
@@ -76,6 +77,7 @@ def test_data_is_fed_through_the_context_and_read_with_its_options(tmp_path: Pat
     assert no_context["source_rows"] == 0 and "arrives by itself" in no_context["note"]
 
 
+@needs_admission_control
 def test_each_batch_is_read_again_by_its_own_offsets(tmp_path: Path) -> None:
     src = PythonSource(JSONL, CONTEXT)
     src.feed(tmp_path / "in", {0: 4, 1: 4}, 1)

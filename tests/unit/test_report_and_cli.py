@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli.main import main, parse_kill
+from harness.engine.commandline import harness_prefix, shell_line
 from harness.engine.outcome import RunOutcome
 from harness.engine.report import MAX_PER_KIND, render_text, to_json
 from harness.engine.rundir import RunPaths
@@ -35,7 +36,7 @@ def _outcome(tmp_path: Path, n_dupes: int) -> RunOutcome:
 def test_text_report_layout(tmp_path: Path) -> None:
     text = render_text(_outcome(tmp_path, 11)).splitlines()
     assert text[0] == "exactly-once violated: 11 duplicate (scenario=foreachbatch_append_naive, seed=7)"
-    assert text[-1] == "replay: .venv/bin/python -m harness run foreachbatch_append_naive --seed 7 --kills 1"
+    assert text[-1] == f"replay: {shell_line(harness_prefix())} run foreachbatch_append_naive --seed 7 --kills 1"
     examples = [line for line in text if line.startswith("  - batch 3 offsets p0:[0,20)")]
     assert len(examples) == MAX_PER_KIND
     assert "after fault #4" in examples[0]

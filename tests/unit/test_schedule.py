@@ -7,6 +7,7 @@ from harness.engine.schedule import build_schedule, rules_per_point
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.admission import plan_batches
+from tests.admission import needs_read_limits
 
 
 def test_schedule_is_deterministic_in_the_seed() -> None:
@@ -33,6 +34,7 @@ def test_schedule_shape_and_kills_name_predicted_batches() -> None:
             assert r.partition is not None and end[r.partition] > start[r.partition]
 
 
+@needs_read_limits
 def test_predicted_batches_follow_admission() -> None:
     sc = get_scenario("file_sink_stateless")
     s = build_schedule(RunSpec(sc.name, 1, kills=0, rounds=1), sc)

@@ -133,3 +133,65 @@ def test_a_pyproject_without_a_pytest_section_is_passed_over(tmp_path: Path) -> 
     (tmp_path / "sub" / "pyproject.toml").write_text("[tool.black]\n")
     found = project.find_settings(tmp_path / "sub")
     assert found is None or found[0] not in (tmp_path / "pyproject.toml", tmp_path / "sub" / "pyproject.toml")
+
+
+def test_earlier_patches_of_the_line_newest_first() -> None:
+    assert [r.spark for r in releases.Release("4.1.4", "2.13").earlier_patches()] == [
+        "4.1.3",
+        "4.1.2",
+        "4.1.1",
+        "4.1.0",
+    ]
+    assert releases.Release("4.2.0", "2.13").earlier_patches() == []
+    assert releases.Release("4.3.0-preview1", "2.13").earlier_patches() == []
+
+
+def test_a_connector_not_served_for_the_patch_is_taken_from_the_newest_earlier_one_served(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PySpark 4.1.4 before its Kafka connector is on Maven: 4.1.3 is not either, 4.1.2 is. The set is asked for
+    as 4.1.4 (so the next set-up and every run find it complete) and says what it was resolved from."""
+    monkeypatch.setattr(releases, "pyspark_version", lambda: "4.1.4")
+    monkeypatch.setattr(jars, "shipped_artifacts", lambda: frozenset())
+    served = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.2"
+    asked: list[str] = []
+
+    def resolve(coords: list[str], target: Path, **kw: object) -> ivy.Resolution:
+        asked.append(coords[0])
+        if coords[0].startswith("org.apache.spark:spark-sql-kafka") and coords[0] != served:
+            raise ivy.ResolveError(f"{coords[0]} is not served by {URL}", not_served=True)
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "x.jar").write_text("")
+        return ivy.Resolution((target / "x.jar",), 1, 0.1)
+
+    monkeypatch.setattr(ivy, "resolve", resolve)
+    lines: list[str] = []
+    fetch(offline=False, packages=(), echo=lines.append)
+    kafka = [a for a in asked if "spark-sql-kafka" in a]
+    assert kafka == [f"org.apache.spark:spark-sql-kafka-0-10_2.13:{v}" for v in ("4.1.4", "4.1.3", "4.1.2")]
+    assert any("4.1.4 is not served yet; " + served in line for line in lines), lines
+    release = releases.current()
+    directory = jars.set_dir("kafka-connector", release)
+    assert jars.is_complete(directory, release.coordinates("kafka-connector"))
+    assert jars.read_stamp(directory)["resolved"] == [served]  # type: ignore[index]
+    assert jars.problem("kafka-connector") is None
+
+
+def test_a_connector_no_patch_of_the_line_is_served_for_is_unserved(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(releases, "pyspark_version", lambda: "4.3.1")
+    monkeypatch.setattr(jars, "shipped_artifacts", lambda: frozenset())
+
+    def resolve(coords: list[str], target: Path, **kw: object) -> ivy.Resolution:
+        if "spark-sql-kafka" in coords[0]:
+            raise ivy.ResolveError(f"{coords[0]} is not served by {URL}", not_served=True)
+        target.mkdir(parents=True, exist_ok=True)
+        return ivy.Resolution((), 0, 0.1)
+
+    monkeypatch.setattr(ivy, "resolve", resolve)
+    lines: list[str] = []
+    steps = fetch(offline=False, packages=(), echo=lines.append)
+    [kafka] = [s for s in steps if s.name == "kafka-connector"]
+    assert kafka.status == "unserved" and "4.3.1 is not served" in kafka.note, kafka
+    assert "cannot be had for PySpark 4.3.1" in (jars.problem("kafka-connector") or "")

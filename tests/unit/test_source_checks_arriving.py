@@ -9,6 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.admission import require_admission_control
+
+require_admission_control()
+
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadLimit
 

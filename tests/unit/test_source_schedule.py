@@ -11,6 +11,7 @@ from hypothesis import find, given, settings
 from harness.cli.main import main
 from harness.conformance.source.bundle import load_source_bundle
 from harness.conformance.source.schedule import SourceSchedule, SourceSubject, anomaly_keys, source_schedules
+from tests.admission import needs_admission_control
 
 EX = "examples/connectors"
 
@@ -53,7 +54,11 @@ def test_a_bundle_document_gives_back_its_subject_and_schedule() -> None:
     [
         ([], "give a scenario or --source PATH.py:CLASS (one of them)"),
         (["file_sink_stateless", "--source", f"{EX}/jsonl_source.py:JsonlSource"], "one of them"),
-        (["--source", f"{EX}/jsonl_source.py:Nope", "--context", f"{EX}/_jsonl.py:log_context"], "has no attribute"),
+        pytest.param(
+            ["--source", f"{EX}/jsonl_source.py:Nope", "--context", f"{EX}/_jsonl.py:log_context"],
+            "has no attribute",
+            marks=needs_admission_control,
+        ),
     ],
 )
 def test_chaos_source_refuses_bad_input_in_one_line(

@@ -29,6 +29,7 @@ from scenarios.base import parquet_file_sink, read_parquet_output
 from scenarios.filedir import file_name, parse_name, publish, published_ends
 from scenarios.tap import advance, init_tap
 from scenarios.userrows import as_record, as_tuple, function_ref, source_rows, top_level_names
+from tests.admission import needs_read_limits
 
 CUSTOMER = StructType([StructField("id", IntegerType()), StructField("country", StringType())])
 ORDERS = StructType(
@@ -186,6 +187,7 @@ def test_a_scenario_refuses_kill_points_its_source_cannot_reach() -> None:
         FileDirectory("avro")
 
 
+@needs_read_limits
 def test_a_file_source_run_is_one_batch_per_round_in_the_schedule() -> None:
     sc = orders.SCENARIO
     assert sc.batch_limit is None

@@ -23,6 +23,7 @@ from scenarios.admission import plan_batches
 from scenarios.foreach_sink import MODES, FileForeachWriter
 from scenarios.rate import RateSource, emitted, rate_offsets
 from scenarios.tap import advance, init_tap
+from tests.admission import needs_read_limits
 
 pytestmark = pytest.mark.unit
 
@@ -110,6 +111,7 @@ def test_available_now_sure_batches_is_the_fewest_any_split_makes() -> None:
     assert sure_batches("once", rounds, None, kills=1) == 2
 
 
+@needs_read_limits
 def test_scheduled_schedule_aims_kills_at_sure_batches_and_never_mid_write() -> None:
     sc = get_scenario("file_sink_stateless")
     for seed in range(20):

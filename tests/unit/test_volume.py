@@ -12,6 +12,7 @@ from harness.engine.schedule import build_schedule
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
 from scenarios.admission import plan_batches
+from tests.admission import needs_read_limits
 
 STATELESS = get_scenario("file_sink_stateless")  # 2 partitions, 1 row per offset, batches of 40 rows
 EVENT_TIME = get_scenario("agg_watermark_append")  # 1 partition, 2 rows per offset, batches of 20 rows
@@ -22,6 +23,7 @@ def _total_rows(spec: RunSpec, sc: object) -> int:
     return sum(sum(op.rows.values()) for op in schedule.ops if op.kind == "add_data") * sc.rows_per_offset  # type: ignore[attr-defined]
 
 
+@needs_read_limits
 def test_a_volume_run_adds_at_least_that_many_rows_in_about_two_batches_a_round() -> None:
     spec = RunSpec(STATELESS.name, 1, kills=3, volume=1_000_000)
     schedule = build_schedule(spec, STATELESS)
@@ -33,6 +35,7 @@ def test_a_volume_run_adds_at_least_that_many_rows_in_about_two_batches_a_round(
     assert _total_rows(sc2, EVENT_TIME) >= 100_000
 
 
+@needs_read_limits
 def test_batch_rows_decide_how_many_batches_the_same_data_makes() -> None:
     rows = ((300, 300),)
     for batch_rows, batches in ((600, 1), (60, 10), (10, 60)):

@@ -86,7 +86,8 @@ class WriterSim:
         rows = batch_rows(batch_id, partition) if rows is None else rows
         tid = task_attempt_id if task_attempt_id is not None else batch_id * 10 + partition
         writer = roundtrip(self.writer)
-        # A dict of Any: PySpark 4.2 annotates TaskContext's keyword arguments as Dict.
+        # Set as the private attributes every PySpark release reads (4.2 also takes them as keyword
+        # arguments; 4.1 and earlier take none).
         fields: dict[str, Any] = {
             "stageId": batch_id,
             "partitionId": partition,
@@ -96,7 +97,9 @@ class WriterSim:
             "cpus": 1,
             "resources": {},
         }
-        ctx = TaskContext(**fields)
+        ctx = object.__new__(TaskContext)
+        for name, value in fields.items():
+            setattr(ctx, f"_{name}", value)
         TaskContext._setTaskContext(ctx)
         try:
             return roundtrip(writer.write(_rows(rows, fail_after)))

@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from pyspark.sql.streaming.datasource import ReadMaxRows
-
 from harness.conformance.raised import short_frame, subject_frame, subject_roots
 from harness.conformance.results import CheckFailed, CheckOutcome, CheckSkipped, run_check
 from harness.conformance.source.offset_checks import (
@@ -31,6 +29,7 @@ from harness.conformance.source.offset_checks import (
 from harness.conformance.source.offsets import short
 from harness.conformance.source.probe import SourceProbe, StepFailed, total_rows
 from harness.sources.reader import diff_rows
+from scenarios.readlimits import ReadMaxRows
 
 Check = Callable[[SourceProbe], "str | CheckOutcome"]
 

@@ -34,13 +34,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
-
 from harness.conformance.source.crossproc import other_hash_seeds, read_elsewhere
 from harness.conformance.source.offsets import dumps
 from harness.sources.contexts import SourceContext, feeds_data
 from harness.sources.loading import Ref
 from harness.sources.reader import Reader, Rows, SourceUnderTest
+from scenarios.readlimits import ReadAllAvailable, ReadLimit
 
 T = TypeVar("T")
 MAX_ADMISSION_STEPS = 200
