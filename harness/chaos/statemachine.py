@@ -33,6 +33,7 @@ from harness.engine.driver import Driver, QueryFailed
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
 from harness.inspector import inspect_checkpoint, latest_batch_id
+from harness.spark.session import reader_session
 from scenarios import get_scenario
 from scenarios.tap import advance, init_tap
 
@@ -94,7 +95,7 @@ def chaos_state_machine(scenario_ref: str, spark: SparkSession, seed: int = 0) -
         def _visible_rows(self) -> list[tuple[object, ...]]:
             empty = scenario.source.batch(spark, self.driver.source_run).limit(0)
             schema = scenario.transform(empty).schema
-            df = scenario.read_output(spark, self.driver.ctx, schema)
+            df = scenario.read_output(reader_session(spark), self.driver.ctx, schema)
             return [tuple(r) for r in df.select(*scenario.identity).collect()]
 
         @invariant()

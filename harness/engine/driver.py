@@ -52,7 +52,7 @@ from harness.engine.spec import RunSpec
 from harness.engine.trigger import run_trigger
 from harness.inspector import batch_ids, read_commit
 from harness.inspector.spark_view import StateUnreadable, read_state_rows
-from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session
+from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session, reader_session
 from harness.spark.warm import warm
 from harness.verdict.check import INPUT_BATCHES
 from harness.verdict.deploy_marks import V1_EXPECTED
@@ -268,7 +268,8 @@ class Driver:
             ctxs = (OracleContext(self.spark, mark, str(left)), ctx)
             expected, v1_rows = upgrade_expected(self.scenario, self.running(), batch_input, ctxs, before)
             pq.write_table(v1_rows.toArrow(), self.paths.oracle / V1_EXPECTED)
-        observed = self.running().read_output(self.spark, self.ctx, expected.schema)
+        # A fresh session: what a new reader sees, not a table snapshot the writer's catalog cached.
+        observed = self.running().read_output(reader_session(self.spark), self.ctx, expected.schema)
         counts = {}
         for name, df in (("expected", expected), ("observed", observed)):
             table = df.toArrow()

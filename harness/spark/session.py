@@ -163,3 +163,26 @@ def apply_run_confs(spark: SparkSession, confs: Mapping[str, str]) -> None:
         spark.conf.set(key, value)
     _SCENARIO_CONFS.clear()
     _SCENARIO_CONFS.update(confs)
+
+
+def reader_session(spark: SparkSession) -> SparkSession:
+    """A session that reads a sink's output as a new reader would, for the verdict.
+
+    ``spark.newSession()``: the same JVM and jars, but its own catalogs, so a table a connector's catalog
+    cached while the query wrote (Iceberg's caching catalog keeps the snapshot it loaded) is loaded afresh
+    instead of read stale. The writer's runtime confs are copied (a catalog the pipeline configured at run
+    time is found); confs a session cannot set are left as Spark starts them. Spark Connect has no
+    ``newSession``: there the writer's session is returned."""
+    try:
+        fresh = spark.newSession()
+    except Exception:  # Spark Connect: PySparkNotImplementedError
+        return spark
+    ours: dict[str, str] = fresh.conf.getAll
+    for key, value in spark.conf.getAll.items():
+        if ours.get(key) == value:
+            continue
+        try:
+            fresh.conf.set(key, value)
+        except Exception:  # static and core confs: the same in both sessions anyway
+            continue
+    return fresh

@@ -1,0 +1,86 @@
+"""A fresh environment outside this repository with the harness's wheel installed, as a team installs it.
+
+Nothing of this checkout reaches the environment or the project run in it: not its packages (a session's
+Spark puts the checkout on ``PYTHONPATH``, where pip would find the editable install and install nothing),
+its venv or its settings. ``harness setup`` runs there with no ``mvn`` on ``PATH``, into a cache of its own
+(Ivy's download cache shared with the user's, so jars are resolved, not copied, without downloading them
+again).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.spark.cache import cache_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd``, printing its tail (pytest shows it when the test fails)."""
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    print(f"$ {' '.join(cmd)}  (exit {done.returncode})\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done
+
+
+def path_without_mvn(shims: Path) -> str:
+    """``PATH`` with every directory that holds ``mvn`` replaced by a copy of it (symlinks) without it."""
+    parts = []
+    for i, entry in enumerate(p for p in os.environ["PATH"].split(os.pathsep) if p):
+        directory = Path(entry)
+        if not (directory / "mvn").exists():
+            parts.append(entry)
+            continue
+        mirror = shims / f"bin{i}"
+        mirror.mkdir(parents=True)
+        for item in directory.iterdir():
+            if item.name != "mvn":
+                (mirror / item.name).symlink_to(item)
+        parts.append(str(mirror))
+    path = os.pathsep.join(parts)
+    assert shutil.which("mvn", path=path) is None and shutil.which("java", path=path) is not None
+    return path
+
+
+@dataclass(frozen=True)
+class UserEnv:
+    """An installed environment: its ``bin`` and the environment variables to run its commands with."""
+
+    venv: Path
+    env: dict[str, str]
+
+    def bin(self, name: str) -> str:
+        return str(self.venv / "bin" / name)
+
+
+def install_wheel(tmp_path: Path, *requirements: str) -> UserEnv:
+    """Build this checkout's wheel and install it, with ``requirements`` (``pyspark==4.1.4``, say), into a
+    fresh venv under ``tmp_path``; set-up's cache is ``tmp_path/cache``."""
+    python = getattr(sys, "_base_executable", None) or sys.executable
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "PYTHON", "VIRTUAL_ENV", "HARNESS_"))}
+    wheels, venv, cache = tmp_path / "wheels", tmp_path / "venv", tmp_path / "cache"
+    build = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+                tmp_path, clean, 600)  # fmt: skip
+    assert build.returncode == 0
+    wheel = next(wheels.glob("spark_exactly_once_harness-*.whl"))
+    assert run([python, "-m", "venv", str(venv)], tmp_path, clean, 300).returncode == 0
+    install = run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                   str(wheel), *requirements], tmp_path, clean, 1200)  # fmt: skip
+    assert install.returncode == 0
+    env = dict(clean)
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{path_without_mvn(tmp_path / 'shims')}", HARNESS_CACHE_DIR=str(cache))
+    cache.mkdir()
+    if (cache_dir() / "ivy").is_dir():  # Ivy's downloads only: every set is resolved again, here
+        (cache / "ivy").symlink_to(cache_dir() / "ivy")
+    return UserEnv(venv, env)
+
+
+def remove_heavy_parts(tmp_path: Path) -> None:
+    """The environment and the class-data archive (over 1 GB) go; the project and the logs stay."""
+    shutil.rmtree(tmp_path / "venv", ignore_errors=True)
+    shutil.rmtree(tmp_path / "cache" / "cds", ignore_errors=True)
