@@ -35,7 +35,7 @@ from harness.chaos.result import CampaignResult, ExampleRecord
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
 from harness.chaos.strategies import chaos_specs, describe_spec
 from harness.engine.deploy import NOTHING_DEPLOYED
-from harness.engine.outcome import PIPELINE_FAILED, UPGRADE_REFUSED, RunOutcome
+from harness.engine.outcome import PIPELINE_FAILED, RECOVERY_FAILED, UPGRADE_REFUSED, RunOutcome
 from harness.engine.pool import DriverPool
 from harness.engine.report import summary_line, to_json
 from harness.engine.rundir import RunPaths
@@ -57,7 +57,7 @@ class CampaignInfraError(RuntimeError):
 def _violates(outcome: RunOutcome) -> bool:
     """A finding the campaign stops at and shrinks: a violation, a pipeline whose own code raised, or a deploy Spark
     refuses (an upgrade run)."""
-    return outcome.verdict in ("violated", PIPELINE_FAILED, UPGRADE_REFUSED)
+    return outcome.verdict in ("violated", PIPELINE_FAILED, RECOVERY_FAILED, UPGRADE_REFUSED)
 
 
 def run_campaign(

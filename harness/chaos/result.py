@@ -16,7 +16,7 @@ from harness.chaos.profiles import PROFILES, Profile
 from harness.chaos.shards import BLOCK_EXAMPLES
 from harness.chaos.strategies import describe_spec
 from harness.engine.commandline import harness_command
-from harness.engine.outcome import EXIT_CODES, PIPELINE_FAILED, UPGRADE_REFUSED
+from harness.engine.outcome import EXIT_CODES, PIPELINE_FAILED, RECOVERY_FAILED, UPGRADE_REFUSED
 from harness.engine.report import campaign_tail
 from harness.engine.spec import RunSpec
 from scenarios import get_scenario
@@ -123,6 +123,9 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
         head = f"campaign error, no verdict {ctx}: {result.error.splitlines()[0]}"
     elif result.failure and result.failure.verdict == PIPELINE_FAILED:
         head = f"pipeline failed, shrunk to {len(result.failure.spec.extra_faults)} fault step(s) {ctx}"
+    elif result.failure and result.failure.verdict == RECOVERY_FAILED:
+        faults = len(result.failure.spec.extra_faults)
+        head = f"recovery failed: Spark could not resume from the checkpoint, shrunk to {faults} fault step(s) {ctx}"
     elif result.failure and result.failure.verdict == UPGRADE_REFUSED:
         head = f"upgrade refused by Spark, shrunk to the simplest deploy {ctx}"
     elif result.failure:
@@ -147,6 +150,9 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
     ]
     if result.failure:
         lines += [f"  minimal schedule  {describe_spec(result.failure.spec)}", f"  {result.failure.summary}"]
+    unknown = [r for r in result.examples if r.verdict == "unknown"]
+    if unknown:  # an example without a verdict proves nothing: say why, not only how many
+        lines.append(f"  no verdict        {len(unknown)} example(s); the first: {unknown[0].summary}")
     if result.fault_free is not None:
         lines += [
             "  without faults    violated too: no fault is needed (the fault above is not the cause)",

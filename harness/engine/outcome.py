@@ -1,16 +1,18 @@
 """The outcome of one harness run: what ran, what fired, the verdict.
 
 Verdicts: ``exactly-once`` (0), ``violated`` (1), ``pipeline-failed`` (1: the pipeline's own code raised, named by
-:class:`PipelineFailure`), ``upgrade-refused`` (3), ``unknown`` (2: no verdict, ``error`` says why).
+:class:`PipelineFailure`), ``recovery-failed`` (1: Spark failed the query it restarted from its checkpoint after a
+crash, :class:`RecoveryFailure`), ``upgrade-refused`` (3), ``unknown`` (2: no verdict, ``error`` says why).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import FaultRule
+from fault_injectors.plan import ACTIONS, DAEMON_ACTIONS, FaultRule
 from harness.engine.deploy import Refusal
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
@@ -61,6 +63,69 @@ def pipeline_failure(error: str, checkpoint: Path, roots: tuple[str, ...]) -> Pi
     return PipelineFailure(raised, when, spark_words(error))
 
 
+@dataclass(frozen=True)
+class RecoveryFailure:
+    """Spark failed a query it had restarted from its checkpoint after a crash: the pipeline's code did not raise,
+    no fault fired in that attempt, no nemesis damaged the checkpoint or the input and no new version was
+    deployed. Spark's contract is that a query resumes from its checkpoint after a failure, so this is a failure
+    of the subject (the pipeline on this Spark release), not of the run. ``after``: the fault before it
+    (``#14 k2: kill at ...``); ``when``: the batch the checkpoint shows; ``exception``: the JVM exception class
+    the error names (``""`` if none); ``spark``: the first line of Spark's error."""
+
+    after: str
+    when: str
+    exception: str
+    spark: str
+
+    def describe(self) -> str:
+        """``restarted after #14 k2: kill at ... of batch 1, the query failed after batch 1 committed: ...``."""
+        error = f"{self.exception}: {self.spark}" if self.exception else self.spark
+        return f"restarted from its checkpoint after fault {self.after}, the query failed {self.when}: {error}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"after": self.after, "when": self.when, "exception": self.exception, "spark": self.spark}
+
+
+#: Fault actions after which Spark restarts the query (or retries the task) from what it wrote: a process died or
+#: raised. A daemon's death, a nemesis and a deploy are not among them: a loud failure after those is no verdict.
+CRASH_ACTIONS = tuple(action for action in ACTIONS if action not in DAEMON_ACTIONS)
+
+
+def recovery_failure(error: str, checkpoint: Path, kills_fired: list[dict[str, Any]]) -> RecoveryFailure | None:
+    """The :class:`RecoveryFailure` of a query failure (``error``) after ``kills_fired``; ``None`` when no fault
+    of :data:`CRASH_ACTIONS` fired last before it, so the failure is no verdict."""
+    crashes = [k for k in kills_fired if k.get("action") in CRASH_ACTIONS and k.get("point") != "deploy"]
+    if not crashes or crashes[-1] is not kills_fired[-1]:
+        return None
+    last = crashes[-1]
+    planned, committed = batch_ids(checkpoint / "offsets"), batch_ids(checkpoint / "commits")
+    if planned and (not committed or planned[-1] > committed[-1]):
+        when = f"in batch {planned[-1]}"
+    else:  # Spark commits a batch before it reports the batch's progress and plans the next one
+        when = f"after batch {committed[-1]} committed" if committed else "before its first batch"
+    after = f"#{last.get('history_index')} {last.get('description')}"
+    return RecoveryFailure(after, when, jvm_exception(error), spark_words(error))
+
+
+_JVM_EXCEPTION = re.compile(r"\b((?:java|javax|scala|org)\.[\w.$]+(?:Exception|Error))\b")
+
+
+def jvm_exception(error: str) -> str:
+    """The JVM exception class a query failure names: in ``error``, else in the driver log ``error`` names
+    (``log: PATH``), on the first such line after Spark's last "terminated with error"; ``""`` if neither does."""
+    found = _JVM_EXCEPTION.search(error)
+    if found:
+        return found.group(1)
+    log = re.search(r"\blog: (\S+)", error)
+    try:
+        text = Path(log.group(1)).read_text(errors="replace") if log else ""
+    except OSError:
+        return ""
+    tail = text[text.rfind("terminated with error") :] if "terminated with error" in text else ""
+    found = _JVM_EXCEPTION.search(tail)
+    return found.group(1) if found else ""
+
+
 @dataclass
 class RunOutcome:
     spec: RunSpec
@@ -85,6 +150,8 @@ class RunOutcome:
     refused: Refusal | None = None
     #: The pipeline's own code raised and failed the query (verdict ``pipeline-failed``; ``error`` is then empty).
     failure: PipelineFailure | None = None
+    #: Spark failed the query it restarted after a crash (verdict ``recovery-failed``; ``error`` keeps Spark's).
+    recovery: RecoveryFailure | None = None
 
     @property
     def verdict(self) -> str:
@@ -92,6 +159,8 @@ class RunOutcome:
             return UPGRADE_REFUSED
         if self.failure is not None and not self.error:
             return PIPELINE_FAILED
+        if self.recovery is not None:
+            return RECOVERY_FAILED
         return "unknown" if self.error or self.result is None else self.result.verdict
 
     @property
@@ -103,5 +172,7 @@ class RunOutcome:
 UPGRADE_REFUSED = "upgrade-refused"
 #: The verdict of a run whose pipeline's own code raised and failed the query: a failure of the pipeline.
 PIPELINE_FAILED = "pipeline-failed"
+#: The verdict of a run whose query Spark failed after restarting it from its checkpoint (:class:`RecoveryFailure`).
+RECOVERY_FAILED = "recovery-failed"
 #: Exit codes of a run and a campaign by verdict (anything else, ``unknown``: 2).
-EXIT_CODES = {"exactly-once": 0, "violated": 1, PIPELINE_FAILED: 1, UPGRADE_REFUSED: 3}
+EXIT_CODES = {"exactly-once": 0, "violated": 1, PIPELINE_FAILED: 1, RECOVERY_FAILED: 1, UPGRADE_REFUSED: 3}

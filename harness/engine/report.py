@@ -82,6 +82,8 @@ def summary_line(outcome: RunOutcome) -> str:
         return f"upgrade-refused {ctx}: {outcome.refused.describe()}"
     if outcome.failure is not None and not outcome.error:
         return f"pipeline failed: {outcome.failure.describe()}; the pipeline's own code raised {ctx}"
+    if outcome.recovery is not None:
+        return f"recovery failed {ctx}: {outcome.recovery.describe()}"
     if outcome.error and outcome.query_failed:
         return f"query failed loudly, no verdict {ctx}: {outcome.error.splitlines()[0]}"
     if outcome.error:
@@ -190,6 +192,7 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "query_failed": outcome.query_failed,
         "upgrade_refused": outcome.refused.to_json() if outcome.refused else None,
         "pipeline_failed": outcome.failure.to_json() if outcome.failure else None,
+        "recovery_failed": outcome.recovery.to_json() if outcome.recovery else None,
         "inspector": outcome.inspector_summary,
         "run_dir": str(outcome.paths.root) if outcome.kept_run_dir else None,
         "history": str(outcome.paths.history) if outcome.kept_run_dir else None,

@@ -39,7 +39,7 @@ from harness.engine.epochs import round_target, write_target
 from harness.engine.history import History
 from harness.engine.jobs import run_job
 from harness.engine.old_spark import SPARK_UPGRADE, OldSparkError, run_round
-from harness.engine.outcome import PipelineFailure, RunOutcome, pipeline_failure
+from harness.engine.outcome import PipelineFailure, RunOutcome, pipeline_failure, recovery_failure
 from harness.engine.pool import DriverPool
 from harness.engine.rundir import RunPaths, safe_name
 from harness.engine.schedule import Schedule, build_schedule
@@ -170,6 +170,11 @@ class Runner:
                 self.echo(f"PIPELINE FAILED: {failure.describe()}")
             else:
                 outcome.error = loss_first(str(exc), self.nemeses) if outcome.query_failed else str(exc)
+                if outcome.query_failed and not self.nemeses and deployed is None:  # after a crash: Spark's failure
+                    outcome.recovery = recovery_failure(str(exc), self.paths.checkpoint, self.conductor.kills_fired)
+                if outcome.recovery is not None:
+                    self._record("info", "runner", "recovery_failed", outcome.recovery.to_json())
+                    self.echo(f"RECOVERY FAILED: {outcome.recovery.describe()}")
         finally:
             self._shutdown()
             self.history.close()

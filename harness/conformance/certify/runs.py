@@ -160,7 +160,8 @@ def measure_sink_once(row: Row, run_dir: Path, seed: int, pool: Any, echo: Calla
         measured: str | None = NONE
         started = any(k["point"] not in ("deploy",) for k in outcome.kills_fired)
         when = "to continue after a restart" if started else "to run"
-        note = f"the query refused {when}: {(outcome.error or '').splitlines()[0]}"
+        error = outcome.error or (outcome.failure.spark if outcome.failure else "")
+        note = f"the query refused {when}: {(error or '-').splitlines()[0]}"
     elif outcome.verdict in ("exactly-once", "violated"):
         counts = result.counts() if result else {}
         measured, note = from_kinds(kinds), ", ".join(f"{n} {k}" for k, n in counts.items())
