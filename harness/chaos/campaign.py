@@ -32,6 +32,7 @@ from harness.chaos.database import campaign_key, describe_database, open_databas
 from harness.chaos.faultfree import fault_free_bundle
 from harness.chaos.profiles import Profile
 from harness.chaos.result import CampaignResult, ExampleRecord
+from harness.chaos.seeded import seed_only_draws
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
 from harness.chaos.strategies import chaos_specs, describe_spec
 from harness.engine.deploy import NOTHING_DEPLOYED
@@ -208,7 +209,8 @@ def run_campaign(
             shared.enter_context(share(work_dir / "shared"))
         for block in blocks:
             try:
-                _block_test(strategy, play, block, db, db_key)()
+                with seed_only_draws():
+                    _block_test(strategy, play, block, db, db_key)()
             except Unsatisfiable:
                 if not infra:
                     raise CampaignInfraError(

@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.chaos.campaign import _block_test
 from harness.chaos.profiles import get_profile
+from harness.chaos.seeded import seed_only_draws
 from harness.chaos.shards import Block
 from harness.chaos.strategies import chaos_specs, describe_spec
 from harness.engine.schedule import build_schedule
@@ -63,7 +64,8 @@ def campaign_specs(name: str, seed: int) -> list[RunSpec]:
     def record(spec: RunSpec) -> None:
         drawn.append(spec)
 
-    _block_test(strategy, record, Block(0, seed, EXAMPLES), None, b"golden")()
+    with seed_only_draws():  # as the campaign draws
+        _block_test(strategy, record, Block(0, seed, EXAMPLES), None, b"golden")()
     return drawn
 
 

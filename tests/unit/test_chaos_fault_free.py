@@ -14,10 +14,13 @@ from fault_injectors.plan import FaultRule
 from harness.chaos.faultfree import fault_free_bundle, without_faults
 from harness.chaos.profiles import get_profile
 from harness.chaos.result import CampaignResult, ExampleRecord, campaign_doc
+from harness.engine.commandline import harness_prefix, shell_line
 from harness.engine.spec import RunSpec
 from tests.admission import needs_admission_control
 
 pytestmark = pytest.mark.unit
+#: How the harness is started here (``.venv/bin/python -m harness`` from a clone).
+HARNESS = shell_line(harness_prefix())
 
 RAISE = FaultRule("h1", "sink.commit.after", 0, action="raise")
 
@@ -57,7 +60,7 @@ def test_the_report_says_when_no_fault_is_needed(tmp_path: Path) -> None:
     text = result.render()
     assert "without faults    violated too: no fault is needed" in text
     assert campaign_doc(result)["fault_free_bundle"] == str(result.fault_free.resolve())
-    assert f"fault-free replay .venv/bin/python -m harness replay {result.fault_free}" in text
+    assert f"fault-free replay {HARNESS} replay {result.fault_free}" in text
 
 
 SPLIT = RunSpec("foreachbatch_delta_upsert_split", 0, kills=0, rows=((1, 2),), extra_faults=(RAISE,))

@@ -23,7 +23,11 @@ from harness.conformance.source.schedule import (
     play,
     schedules_for,
 )
+from harness.engine.commandline import harness_prefix, shell_line
 from tests.admission import needs_admission_control
+
+#: How the harness is started here (``.venv/bin/python -m harness`` from a clone).
+HARNESS = shell_line(harness_prefix())
 
 EX = "examples/connectors"
 COUNTS = f"{EX}/counts_from_zero.py:CountsFromZeroSource"
@@ -135,7 +139,7 @@ def test_the_report_names_a_contextless_source_and_discarded_examples(tmp_path: 
     result.discarded = {1: ["k1: kill at after_offsets_logged of batch 1"]}
     text = render_source_campaign(result)
     assert "context-less (no --context" in text and "discarded         1 (" in text, text
-    assert f"rerun: .venv/bin/python -m harness chaos --source {COUNTS} --examples 3 --seed 1" in text
+    assert f"rerun: {HARNESS} chaos --source {COUNTS} --examples 3 --seed 1" in text
     result.failure, result.bundle = result.examples[0], tmp_path
     assert "not the same rows" in render_source_campaign(result)
 
@@ -158,7 +162,7 @@ def test_chaos_source_takes_a_source_without_a_context(
     assert main(["chaos", "--source", COUNTS, "--examples", "2", "--seed", "7", "--work-dir", str(tmp_path / "w")]) == 0
     out, err = capsys.readouterr()
     assert seen == [SourceSubject(COUNTS)] and "Traceback" not in err
-    assert f"rerun: .venv/bin/python -m harness chaos --source {COUNTS} --examples 2 --seed 7" in err
+    assert f"rerun: {HARNESS} chaos --source {COUNTS} --examples 2 --seed 7" in err
     assert "no violation in 0 example(s)" in out and "context-less" in out
 
 

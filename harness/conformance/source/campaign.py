@@ -25,6 +25,7 @@ from hypothesis.errors import Unsatisfiable
 
 from harness.chaos.profiles import Profile
 from harness.chaos.result import source_campaign_command
+from harness.chaos.seeded import seed_only_draws
 from harness.conformance.source.bundle import write_source_bundle
 from harness.conformance.source.run import SourceOutcome
 from harness.conformance.source.schedule import (
@@ -156,7 +157,8 @@ def run_source_campaign(
         print_blob=False,
     )(given(schedules_for(subject, profile.max_rounds, profile.max_faults))(example))
     try:
-        seed(seed_value)(test)()
+        with seed_only_draws():
+            seed(seed_value)(test)()
         if len(result.discarded) >= profile.examples:
             result.error = _unfired_text(result)
     except Unsatisfiable:
