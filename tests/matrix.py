@@ -20,6 +20,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.integration.userenv import clean_environ, make_venv
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / ".harness" / "matrix.md"
 
@@ -46,8 +48,8 @@ VERDICT = re.compile(r"^(exactly-once|recovery failed|query failed|harness error
 
 
 def clean_env() -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "PYTHON", "VIRTUAL_ENV"))}
-    return keep | {"SPARK_LOCAL_IP": "127.0.0.1", "NO_COLOR": "1"}
+    """The environment the release's commands run in: the checkout's settings left out (tests.integration.userenv)."""
+    return clean_environ() | {"SPARK_LOCAL_IP": "127.0.0.1", "NO_COLOR": "1"}
 
 
 def build(release: str) -> Path:
@@ -61,14 +63,8 @@ def build(release: str) -> Path:
     shutil.rmtree(venv, ignore_errors=True)
     wheels = venv.parent / "wheels"
     shutil.rmtree(wheels, ignore_errors=True)
-    env = clean_env()
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
-                   check=True, env=env)  # fmt: skip
-    base = getattr(sys, "_base_executable", None) or sys.executable
-    subprocess.run([base, "-m", "venv", str(venv)], check=True, env=env)
-    wheel = next(wheels.glob("spark_exactly_once_harness-*.whl"))
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    str(wheel), f"pyspark=={release}"], check=True, env=env)  # fmt: skip
+    wheels.mkdir(parents=True)
+    make_venv(venv, wheels, (f"pyspark=={release}",), clean_environ())
     stamp.write_text(head)
     return venv
 

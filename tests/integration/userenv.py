@@ -58,20 +58,30 @@ class UserEnv:
         return str(self.venv / "bin" / name)
 
 
+def clean_environ() -> dict[str, str]:
+    """This process's environment without anything that would carry the checkout into another interpreter."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "PYTHON", "VIRTUAL_ENV", "HARNESS_"))}
+
+
+def make_venv(venv: Path, wheels: Path, requirements: tuple[str, ...], env: dict[str, str]) -> None:
+    """Build this checkout's wheel into ``wheels`` and install it with ``requirements`` into a new ``venv``."""
+    python = getattr(sys, "_base_executable", None) or sys.executable
+    build = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+                wheels.parent, env, 600)  # fmt: skip
+    assert build.returncode == 0
+    wheel = next(wheels.glob("spark_exactly_once_harness-*.whl"))
+    assert run([python, "-m", "venv", str(venv)], wheels.parent, env, 300).returncode == 0
+    install = run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                   str(wheel), *requirements], wheels.parent, env, 1200)  # fmt: skip
+    assert install.returncode == 0
+
+
 def install_wheel(tmp_path: Path, *requirements: str) -> UserEnv:
     """Build this checkout's wheel and install it, with ``requirements`` (``pyspark==4.1.4``, say), into a
     fresh venv under ``tmp_path``; set-up's cache is ``tmp_path/cache``."""
-    python = getattr(sys, "_base_executable", None) or sys.executable
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "PYTHON", "VIRTUAL_ENV", "HARNESS_"))}
-    wheels, venv, cache = tmp_path / "wheels", tmp_path / "venv", tmp_path / "cache"
-    build = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
-                tmp_path, clean, 600)  # fmt: skip
-    assert build.returncode == 0
-    wheel = next(wheels.glob("spark_exactly_once_harness-*.whl"))
-    assert run([python, "-m", "venv", str(venv)], tmp_path, clean, 300).returncode == 0
-    install = run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                   str(wheel), *requirements], tmp_path, clean, 1200)  # fmt: skip
-    assert install.returncode == 0
+    clean = clean_environ()
+    venv, cache = tmp_path / "venv", tmp_path / "cache"
+    make_venv(venv, tmp_path / "wheels", requirements, clean)
     env = dict(clean)
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{path_without_mvn(tmp_path / 'shims')}", HARNESS_CACHE_DIR=str(cache))
     cache.mkdir()
