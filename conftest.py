@@ -46,9 +46,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         elif "integration" in parts:
             item.add_marker(pytest.mark.spark)
         needs = item.get_closest_marker("pyspark_min")
-        if needs and _pyspark_release() < _release(needs.args[0]):
+        version = (needs.args[0] if needs.args else needs.kwargs["version"]) if needs else ""
+        if needs and _pyspark_release() < _release(version):
             # A skip by design: the subject is written against a newer PySpark's API (the support matrix says so).
             why = needs.kwargs.get("reason", "")
-            item.add_marker(pytest.mark.skip(reason=f"needs PySpark {needs.args[0]}: {why}".rstrip(": ")))
+            item.add_marker(pytest.mark.skip(reason=f"needs PySpark {version}: {why}".rstrip(": ")))
         if item.get_closest_marker("heavy") and not heavy:
             item.add_marker(pytest.mark.skip(reason=f"heavy tier, opt-in: bin/test-heavy ({HEAVY_ENV}=1)"))

@@ -225,7 +225,8 @@ def run_campaign(
             result.bundle = write_bundle(outcome, work_dir / "bundle", report)
             say("checking whether the minimal schedule violates without its faults")
             try:
-                result.fault_free = fault_free_bundle(outcome.spec, work_dir, pool, _violates, say)
+                loud = outcome.verdict == RECOVERY_FAILED
+                result.fault_free = fault_free_bundle(outcome.spec, work_dir, pool, _violates, say, loud_too=loud)
             except Exception as why:  # the failure found and bundled stands; this check only explains it
                 say(f"fault-free check could not run: {type(why).__name__}: {why}")
         else:

@@ -39,8 +39,11 @@ def fault_free_bundle(
     pool: DriverPool,
     violates: Callable[[RunOutcome], bool],
     echo: Callable[[str], None] = lambda m: None,
+    *,
+    loud_too: bool = False,
 ) -> Path | None:
-    """The bundle of ``spec``'s fault-free twin, run in ``work_dir/fault-free``, when it violates too; ``None``
+    """The bundle of ``spec``'s fault-free twin, run in ``work_dir/fault-free``, when it violates too (with
+    ``loud_too``, for a recovery failure: when its query fails loudly too); ``None``
     otherwise: the faults are needed (the run directory is removed), or the run gave no verdict (kept, and
     ``echo`` says where). The failure already found stands either way."""
     free = without_faults(spec)
@@ -51,10 +54,11 @@ def fault_free_bundle(
         outcome = Runner(free, paths, echo=lambda m: None, pool=pool).execute()
     except RunRefused:
         return None
-    if outcome.error:
+    fails_loudly = loud_too and outcome.query_failed  # a recovery failure's twin failing anyway: not the fault
+    if outcome.error and not fails_loudly:
         echo(f"fault-free check gave no verdict ({outcome.error.splitlines()[0]}); its run is kept in {paths.root}")
         return None
-    if not violates(outcome):
+    if not (violates(outcome) or fails_loudly):
         shutil.rmtree(paths.root, ignore_errors=True)  # as a passing example's: nothing to look at
         return None
     return write_bundle(outcome, work_dir / "bundle-fault-free", to_json(outcome))

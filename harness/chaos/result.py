@@ -154,8 +154,9 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
     if unknown:  # an example without a verdict proves nothing: say why, not only how many
         lines.append(f"  no verdict        {len(unknown)} example(s); the first: {unknown[0].summary}")
     if result.fault_free is not None:
+        too = "the query fails too" if result.failure and result.failure.verdict == RECOVERY_FAILED else "violated too"
         lines += [
-            "  without faults    violated too: no fault is needed (the fault above is not the cause)",
+            f"  without faults    {too}: no fault is needed (the fault above is not the cause)",
             f"  fault-free replay {harness_command('replay', str(result.fault_free))}",
         ]
     rerun = rerun_command(result)

@@ -93,16 +93,23 @@ CRASH_ACTIONS = tuple(action for action in ACTIONS if action not in DAEMON_ACTIO
 
 def recovery_failure(error: str, checkpoint: Path, kills_fired: list[dict[str, Any]]) -> RecoveryFailure | None:
     """The :class:`RecoveryFailure` of a query failure (``error``) after ``kills_fired``; ``None`` when no fault
-    of :data:`CRASH_ACTIONS` fired last before it, so the failure is no verdict."""
+    of :data:`CRASH_ACTIONS` fired last before it, or the query failed past the batch after the one that fault
+    hit (it had recovered): then the failure is no verdict."""
     crashes = [k for k in kills_fired if k.get("action") in CRASH_ACTIONS and k.get("point") != "deploy"]
     if not crashes or crashes[-1] is not kills_fired[-1]:
         return None
     last = crashes[-1]
     planned, committed = batch_ids(checkpoint / "offsets"), batch_ids(checkpoint / "commits")
+    crashed = last.get("batch")
     if planned and (not committed or planned[-1] > committed[-1]):
         when = f"in batch {planned[-1]}"
+        # Recovering: the crashed batch run again, or the next one when the crash came after its commit.
+        past = isinstance(crashed, int) and planned[-1] > crashed + 1
     else:  # Spark commits a batch before it reports the batch's progress and plans the next one
         when = f"after batch {committed[-1]} committed" if committed else "before its first batch"
+        past = isinstance(crashed, int) and bool(committed) and committed[-1] > crashed
+    if past:
+        return None  # the query got past the batches the crash touched: a later failure, not its recovery
     after = f"#{last.get('history_index')} {last.get('description')}"
     return RecoveryFailure(after, when, jvm_exception(error), spark_words(error))
 
@@ -116,9 +123,10 @@ def jvm_exception(error: str) -> str:
     found = _JVM_EXCEPTION.search(error)
     if found:
         return found.group(1)
-    log = re.search(r"\blog: (\S+)", error)
+    logs = re.findall(r"\blog: (\S+)", error)  # the conductor's own line is the last one
+    log = logs[-1] if logs else None
     try:
-        text = Path(log.group(1)).read_text(errors="replace") if log else ""
+        text = Path(log).read_text(errors="replace") if log else ""
     except OSError:
         return ""
     tail = text[text.rfind("terminated with error") :] if "terminated with error" in text else ""

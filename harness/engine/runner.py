@@ -170,7 +170,8 @@ class Runner:
                 self.echo(f"PIPELINE FAILED: {failure.describe()}")
             else:
                 outcome.error = loss_first(str(exc), self.nemeses) if outcome.query_failed else str(exc)
-                if outcome.query_failed and not self.nemeses and deployed is None:  # after a crash: Spark's failure
+                # After a crash, with the same pipeline on the same Spark: Spark's own failure to recover.
+                if outcome.query_failed and not self.nemeses and deployed is None and not self.spec.old_pyspark:
                     outcome.recovery = recovery_failure(str(exc), self.paths.checkpoint, self.conductor.kills_fired)
                 if outcome.recovery is not None:
                     self._record("info", "runner", "recovery_failed", outcome.recovery.to_json())

@@ -168,11 +168,17 @@ def apply_run_confs(spark: SparkSession, confs: Mapping[str, str]) -> None:
 def reader_session(spark: SparkSession) -> SparkSession:
     """A session that reads a sink's output as a new reader would, for the verdict.
 
-    ``spark.newSession()``: the same JVM and jars, but its own catalogs, so a table a connector's catalog
-    cached while the query wrote (Iceberg's caching catalog keeps the snapshot it loaded) is loaded afresh
-    instead of read stale. The writer's runtime confs are copied (a catalog the pipeline configured at run
-    time is found); confs a session cannot set are left as Spark starts them. Spark Connect has no
-    ``newSession``: there the writer's session is returned."""
+    A clone of the writer's session (Spark's ``cloneSession``): its runtime confs, temporary views, functions
+    and registered Python data sources, but catalogs of its own, so a table a connector's catalog cached while
+    the query wrote (Iceberg's caching catalog keeps the snapshot it loaded) is loaded afresh instead of read
+    stale. Where the JVM session cannot be cloned, ``newSession()`` with the writer's runtime confs copied;
+    Spark Connect has neither: there the writer's session is returned."""
+    from pyspark.sql import SparkSession as Session
+
+    try:
+        return Session(spark.sparkContext, spark._jsparkSession.cloneSession())
+    except Exception:  # Spark Connect (no JVM session), or a Spark without cloneSession
+        pass
     try:
         fresh = spark.newSession()
     except Exception:  # Spark Connect: PySparkNotImplementedError

@@ -1,7 +1,8 @@
-"""The verdict reads a sink's output in a fresh session with the writer's runtime confs (reader_session).
+"""The verdict reads a sink's output in a clone of the writer's session with catalogs of its own (reader_session).
 
 The behaviour it guards, a connector catalog's cached table snapshot hiding rows written after it was loaded,
-needs Iceberg (PySpark 4.1: the heavy ``test_iceberg_project``); here, what the fresh session keeps and drops.
+needs Iceberg (PySpark 4.1: the heavy ``test_iceberg_project``); here, what the clone keeps: what a user's
+``read_output`` may rely on (confs, temporary views, functions).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.spark
 CATALOG_KEY = "spark.sql.catalog.lake_reader_test.type"  # a key no Spark conf registers, as a catalog's are
 
 
-def test_the_reader_is_another_session_with_the_writers_runtime_confs(spark: Any) -> None:
+def test_the_reader_is_another_session_with_the_writers_confs_and_views(spark: Any) -> None:
     before = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", "7")
     spark.conf.set(CATALOG_KEY, "hadoop")
@@ -27,10 +28,11 @@ def test_the_reader_is_another_session_with_the_writers_runtime_confs(spark: Any
         assert reader is not spark
         assert reader.conf.get("spark.sql.shuffle.partitions") == "7"
         assert reader.conf.get(CATALOG_KEY) == "hadoop"
-        # The writer's session state stays its own: a new reader does not see its temporary views.
-        assert "writer_only_view" not in {t.name for t in reader.catalog.listTables()}
-        assert reader.range(5).count() == 5
+        assert reader.table("writer_only_view").count() == 3  # what read_output may have registered
+        reader.range(5).createOrReplaceTempView("reader_only_view")  # a copy: nothing flows back
+        assert "reader_only_view" not in {t.name for t in spark.catalog.listTables()}
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
         spark.conf.unset(CATALOG_KEY)
         spark.catalog.dropTempView("writer_only_view")
+        spark.catalog.dropTempView("reader_only_view")

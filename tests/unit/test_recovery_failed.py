@@ -87,3 +87,11 @@ def test_the_jvm_exception_comes_from_the_error_else_from_the_log_it_names(tmp_p
     assert jvm_exception(error_with_log(tmp_path)) == "java.lang.NullPointerException"
     assert jvm_exception(NPE.format(log=tmp_path / "missing.log")) == ""
     assert jvm_exception("no log and no class") == ""
+
+
+def test_a_failure_after_the_query_recovered_past_the_crash_is_no_verdict(tmp_path: Path) -> None:
+    # Killed in batch 1; batches 1 and 2 committed after the restart; the query failed planning batch 3.
+    assert recovery_failure(error_with_log(tmp_path), checkpoint(tmp_path, 3, 3), [kill(4, 1)]) is None
+    # The batch after the crashed one still counts (a crash after batch 1's commit: batch 2 is the next to run).
+    assert recovery_failure(error_with_log(tmp_path), checkpoint(tmp_path / "n", 3, 2), [kill(4, 1)]) is not None
+    assert recovery_failure(error_with_log(tmp_path), checkpoint(tmp_path / "m", 4, 2), [kill(4, 1)]) is None

@@ -110,6 +110,9 @@ def run_crash_points(
     if outcome.failure is not None:  # the sink's own code raised and failed the query: a finding, with its cause
         return CheckOutcome(CHECK_ID, "fail", f"the sink raised inside Spark: {outcome.failure.describe()}",
                             (f"run directory: {run_dir}",)), summary  # fmt: skip
+    if outcome.recovery is not None:  # Spark could not resume the query with this sink after a crash
+        return CheckOutcome(CHECK_ID, "fail", f"the query did not recover: {outcome.recovery.describe()}",
+                            (f"run directory: {run_dir}",)), summary  # fmt: skip
     if outcome.verdict == "unknown":
         why = (outcome.error or (outcome.result.error if outcome.result else "") or "no verdict").splitlines()
         return (
