@@ -166,8 +166,9 @@ class Scenario:
     #: ``read_output(spark, ctx, schema) -> DataFrame``: what your sink has made visible to its
     #: readers after the run. ``schema`` is the oracle's expected schema (the ``StructType`` of
     #: ``oracle``'s, else ``transform``'s, batch result): read your output in it, so the two compare
-    #: column by column. ``spark`` is a fresh session (``newSession()``, your runtime confs copied), so a
-    #: table a catalog cached while the query wrote is read as a new reader would.
+    #: column by column. ``spark`` is a clone of the writer's session (its confs, temporary views and
+    #: registered data sources) with catalogs of its own, so a table a catalog cached while the query
+    #: wrote is read as a new reader would.
     read_output: Callable[[SparkSession, SinkContext, StructType], DataFrame]
     #: Source partitions of the input (the replayable, file and Kafka sources).
     partitions: int = 2
