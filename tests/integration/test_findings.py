@@ -3,7 +3,7 @@ on the affected release and its bundle replays 3/3; the same campaign holds on t
 
 Each release runs in a fresh environment with this checkout's wheel and ``pyspark==<release>``, set up without
 Maven (tests/integration/userenv.py); an environment serves every entry on its release. Heavy: bin/test-findings
-(about 8 minutes for the first entry, most of it building the environments).
+(about 3.5 minutes for the first entry, measured 2026-11-28; most of it building the two environments).
 """
 
 from __future__ import annotations
