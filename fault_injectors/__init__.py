@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from fault_injectors.crash import FaultSite, kill_driver_groups, never_fired, read_ledger
+from fault_injectors.crash import FaultSite, never_fired, read_ledger
 from fault_injectors.hold import hold_for_sibling_fault
+from fault_injectors.kills import kill_driver_groups
 from fault_injectors.plan import (
     ALL_CRASH_POINTS,
     BOUNDARY_POINTS,

@@ -5,42 +5,27 @@ calls :meth:`FaultSite.maybe_fire`. A matching rule is *claimed* atomically
 (``O_CREAT|O_EXCL`` on ``fired/<id>.<n>``, ``n < times``) so it fires at most
 ``times`` times per run, even across restarts and concurrent tasks; each
 firing is recorded in ``ledger.jsonl`` (fsynced, with the checkpoint state at
-that moment) and then executed.
-
-Process groups: the Python driver and its JVM share one group because the
-runner starts the driver with ``start_new_session=True``; PySpark's worker
-daemon moves itself and its workers into a group of their own
-(``os.setpgid(0, 0)`` in ``pyspark/daemon.py``), so a kill from a worker
-signals the driver's group, named by ``HARNESS_DRIVER_PGID`` in the
-environment, and then its own.
+that moment) and then executed by its action (:mod:`fault_injectors.actions`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import time
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import CLUSTER_ACTIONS, RESOURCE_ACTIONS, FaultPlan, FaultRule
-from fault_injectors.servers import kill_server
+from fault_injectors.kills import InjectedFault
+from fault_injectors.plan import FaultPlan, FaultRule
+from fault_injectors.registry import action
 
 PLAN_FILE = "plan.json"
 LEDGER_FILE = "ledger.jsonl"
 FIRED_DIR = "fired"
-#: Set by the child driver before its JVM starts; every process of the driver inherits it.
-DRIVER_PGID_ENV = "HARNESS_DRIVER_PGID"
-#: Where the harness's standalone cluster lists its daemons (``harness.spark.standalone``).
-CLUSTER_FILE_ENV = "HARNESS_CLUSTER_FILE"
 MASK64 = (1 << 64) - 1
-
-
-class InjectedFault(RuntimeError):
-    """Raised by a fault rule with ``action="raise"``."""
 
 
 def _mix(x: int) -> int:
@@ -187,97 +172,13 @@ class FaultSite:
 
 
 def execute(rule: FaultRule, batch: int | None, fault_dir: Path | None = None) -> None:
-    """Carry out ``rule.action`` in this process (``fault_dir``: the run's, for a server of its resources)."""
-    if rule.action == "kill_process_group":
-        kill_driver_groups()
-    elif rule.action == "exit":
-        os._exit(17)
-    elif rule.action == "kill_executor":
-        kill_executor_jvm()
-    elif rule.action in CLUSTER_ACTIONS:
-        kill_cluster_daemon(rule.action)
-        return  # the cluster lost a daemon; the firing code goes on (unless it ran under that daemon)
-    elif rule.action in RESOURCE_ACTIONS:
-        kill_server(rule.action, fault_dir)
-        return  # a server of the run died; its owner's supervisor restarts it, the query goes on
-    raise InjectedFault(f"injected fault {rule.id}: {rule.describe()} (fired in batch {batch})")
-
-
-def kill_driver_groups() -> None:
-    """SIGKILL the driver's process group, then this process's own group.
-
-    Does not return when called from inside the driver's process tree."""
-    own = os.getpgid(0)
-    driver = os.environ.get(DRIVER_PGID_ENV)
-    if driver and driver.isdigit() and int(driver) != own:
-        try:
-            os.killpg(int(driver), signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    os.killpg(own, signal.SIGKILL)
-    time.sleep(60)  # not reached: SIGKILL is delivered to this process too
-
-
-def _parent(pid: int) -> tuple[int, str]:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-    return int(stat[stat.rindex(")") + 2 :].split()[1]), comm
-
-
-def kill_executor_jvm() -> None:
-    """SIGKILL the nearest ``java`` ancestor of this process (the executor JVM
-    that forked this Python worker's daemon). Refuses to kill the driver's JVM
-    (whose parent is the Python driver, pid ``HARNESS_DRIVER_PGID``): in local
-    mode there is no executor to kill."""
-    pid = os.getppid()
-    driver = os.environ.get(DRIVER_PGID_ENV)
-    while pid > 1:
-        parent, comm = _parent(pid)
-        if comm == "java":
-            if driver and parent == int(driver):
-                raise InjectedFault(
-                    "kill_executor fired in local mode: the nearest JVM is the driver's; use local-cluster[...]"
-                )
-            os.kill(pid, signal.SIGKILL)
-            return
-        pid = parent
-    raise InjectedFault("kill_executor: no executor JVM among this process's ancestors")
-
-
-def _ancestors(pid: int) -> list[int]:
-    chain = []
-    while pid > 1:
-        chain.append(pid)
-        try:
-            pid = _parent(pid)[0]
-        except (OSError, ValueError, IndexError):
-            break
-    return chain
-
-
-def kill_cluster_daemon(action: str) -> None:
-    """SIGKILL the process group of a daemon of the harness's standalone cluster (``$HARNESS_CLUSTER_FILE``):
-    the master for ``kill_master``; for ``kill_worker`` the worker this process runs under (an executor's
-    Python worker), else the first worker. A worker's group holds its executors, which die with it; this
-    process too, when it ran under the killed daemon."""
-    path = os.environ.get(CLUSTER_FILE_ENV)
-    if not path or not Path(path).exists():
-        raise InjectedFault(
-            f"{action} fired without a standalone cluster started by the harness (--cluster standalone:W)"
-        )
-    cluster = json.loads(Path(path).read_text())
-    chain = _ancestors(os.getpid())
-    if action == "kill_master":
-        target = int(cluster["master"]["pid"])
-    else:
-        workers = [int(w["pid"]) for w in cluster["workers"]]
-        target = next((p for p in chain if p in workers), workers[0])
-    try:
-        os.killpg(target, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # already gone (killed by another rule); the supervisor is restarting it
-    if target in chain:
-        os.kill(os.getpid(), signal.SIGKILL)
+    """Carry out ``rule.action`` in this process (``fault_dir``: the run's, for a server of its resources);
+    then raise :class:`InjectedFault` unless the action took down a daemon (the firing code goes on) or
+    did not return (this process died)."""
+    chosen = action(rule.action)
+    chosen.execute(rule, batch, fault_dir)
+    if chosen.effect != "daemon":
+        raise InjectedFault(f"injected fault {rule.id}: {rule.describe()} (fired in batch {batch})")
 
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

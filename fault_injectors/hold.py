@@ -19,6 +19,7 @@ from pathlib import Path
 from fault_injectors.crash import FaultSite
 from fault_injectors.observe import observe
 from fault_injectors.plan import FaultRule
+from fault_injectors.registry import action
 
 #: Per-task crash points fired by the source's read (``write_points`` on) and by a sink writer's ``write``.
 SOURCE_TASK_POINTS = ("source.read", "sink.write.start", "sink.write.mid", "sink.write.end")
@@ -27,7 +28,8 @@ SINK_TASK_POINTS = ("sink.write.start", "sink.write.mid", "sink.write.end")
 START_GRACE_S = 2.0
 #: ... and in any case after this long.
 HOLD_TIMEOUT_S = 10.0
-#: After a soft fault (``raise``, ``exit``) fired, how long a sibling waits to be cancelled with the failed job.
+#: After a soft fault (``raise``, ``exit``: the firing code fails) fired, how long a sibling waits to be
+#: cancelled with the failed job.
 SOFT_HOLD_S = 5.0
 STARTED_DIR = "started"
 
@@ -109,10 +111,10 @@ def hold_for_sibling_fault(
             return
         time.sleep(0.01)
         waiting = pending()
-    actions = {r.action for r in awaited.values()}
-    if "kill_process_group" in actions:
-        time.sleep(limit)  # the claim is on disk just before the SIGKILL: die with the groups here
-    elif actions & {"raise", "exit"}:
+    effects = {action(r.action).effect for r in awaited.values()}
+    if "driver" in effects:
+        time.sleep(limit)  # the claim is on disk just before the driver dies: die with it here
+    elif "firing" in effects:
         time.sleep(SOFT_HOLD_S)  # normally cancelled meanwhile: the job failed with the faulted task
     else:
         return

@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from fault_injectors import registry
+from fault_injectors.actions import DEFAULT
+
 #: Named crash points of the micro-batch protocol, in protocol order, and how
 #: precisely each is hit.
 CRASH_POINTS: dict[str, str] = {
@@ -105,30 +108,6 @@ WRAPPERS: dict[str, str] = {
     "foreach_close": "a foreach writer's close(error) (one call per task)",
 }
 
-#: What a fault does when it fires.
-ACTIONS: dict[str, str] = {
-    "kill_process_group": "SIGKILL the driver's process group (and the firing process's own group)",
-    "raise": "raise InjectedFault in the firing code (a task failure or a query failure, by where it fires)",
-    "exit": "os._exit(17) of the firing process (a Python worker or driver dying without cleanup)",
-    "kill_executor": "SIGKILL the executor JVM that runs the firing task (local-cluster / real clusters only)",
-    "kill_worker": (
-        "SIGKILL a standalone worker daemon and its executors (the one running the firing task, else the first); "
-        "--cluster standalone:W only, whose supervisor restarts it"
-    ),
-    "kill_master": "SIGKILL the standalone master (--cluster standalone:W only, whose supervisor restarts it)",
-    "kill_broker": (
-        "SIGKILL the run's Kafka broker (a Kafka scenario's broker the harness started, whose supervisor restarts it "
-        "on the same ports and data after a short delay); the query runs on"
-    ),
-}
-#: Actions that take down a daemon of the cluster the harness started (``--cluster standalone:W``).
-CLUSTER_ACTIONS = ("kill_worker", "kill_master")
-#: Actions that take down a server of the run's resources, each with the resource setting that says where it is
-#: (``kill_broker``: ``broker_file``, the JSON file the Kafka broker rewrites on every start).
-RESOURCE_ACTIONS: dict[str, str] = {"kill_broker": "broker_file"}
-#: Actions after which the firing code goes on: a daemon died, not the firing process.
-DAEMON_ACTIONS = (*CLUSTER_ACTIONS, *RESOURCE_ACTIONS)
-
 
 class FaultPlanError(ValueError):
     """A fault plan (file or rule) is malformed; the message names the field."""
@@ -158,7 +137,7 @@ class FaultRule:
     after_rows: int | None = None
     attempt: int | None = None
     probability: float | None = None
-    action: str = "kill_process_group"
+    action: str = DEFAULT
     times: int | None = 1
     step: int | None = None
     wrapper: str | None = None
@@ -179,8 +158,10 @@ class FaultRule:
                 f"{where}: field 'point' is {self.point!r}; known crash points: "
                 f"{', '.join(p for points in known for p in points)}"
             )
-        if self.action not in ACTIONS:
-            raise FaultPlanError(f"{where}: field 'action' is {self.action!r}; known: {', '.join(ACTIONS)}")
+        try:
+            watcher_kill = registry.watcher_kill(self.action)
+        except registry.UnknownActionError as exc:
+            raise FaultPlanError(f"{where}: field 'action': {exc}") from None
         for name in ("batch", "partition", "after_rows", "attempt"):
             _check_int(where, name, getattr(self, name))
         _check_int(where, "times", self.times, minimum=1)
@@ -194,10 +175,10 @@ class FaultRule:
                 if getattr(self, name) is not None:
                     raise FaultPlanError(f"{where}: field {name!r} does not apply to {what}")
         if self.point in BOUNDARY_POINTS:
-            if self.action != "kill_process_group":
+            if not watcher_kill:
                 raise FaultPlanError(
-                    f"{where}: {self.point} is seen by the checkpoint watcher, which can only SIGKILL "
-                    f"(action kill_process_group), not {self.action}"
+                    f"{where}: {self.point} is seen by the checkpoint watcher, which can only take the driver "
+                    f"down (action {DEFAULT}, or a plugin's that kills the driver from the watcher), not {self.action}"
                 )
             if self.batch is None:
                 raise FaultPlanError(f"{where}: {self.point} needs a batch (field 'batch')")
@@ -206,10 +187,10 @@ class FaultRule:
         if self.timed:
             if self.batch is None:
                 raise FaultPlanError(f"{where}: a timed kill ({TIMED_POINT}) needs field 'batch'")
-            if self.action != "kill_process_group" or self.times != 1:
+            if not watcher_kill or self.times != 1:
                 raise FaultPlanError(
-                    f"{where}: a timed kill ({TIMED_POINT}) fires once with action 'kill_process_group' "
-                    "(the checkpoint watcher that fires it can only kill)"
+                    f"{where}: a timed kill ({TIMED_POINT}) fires once with action {DEFAULT!r} or a plugin's that "
+                    "kills the driver from the watcher (the checkpoint watcher that fires it can only kill)"
                 )
         elif self.after_ms is not None:
             raise FaultPlanError(f"{where}: field 'after_ms' belongs to point {TIMED_POINT!r} only")
@@ -222,17 +203,16 @@ class FaultRule:
 
     def describe(self) -> str:
         """Human description, e.g. ``kill at after_offsets_logged of batch 3``."""
-        verb = {"kill_process_group": "kill", "raise": "raise", "exit": "exit", "kill_executor": "kill executor",
-                "kill_worker": "kill worker", "kill_master": "kill master", "kill_broker": "kill broker"}  # fmt: skip
+        verb = registry.action(self.action).verb
         batch = "any" if self.batch is None else self.batch
         if self.point == STEP_POINT:
-            text = f"{verb[self.action]} after step {self.step} of batch {batch}"
+            text = f"{verb} after step {self.step} of batch {batch}"
             if self.wrapper is not None:
                 text += f" in {self.wrapper}"
         elif self.timed:
             return f"kill {self.after_ms} ms into batch {batch} (timed, not deterministic)"
         else:
-            text = f"{verb[self.action]} at {self.point} of batch {batch}"
+            text = f"{verb} at {self.point} of batch {batch}"
         for name, label in (("partition", "partition"), ("attempt", "attempt"), ("after_rows", "after rows")):
             value = getattr(self, name)
             if value is not None:
@@ -242,6 +222,11 @@ class FaultRule:
         if self.times != 1:
             text += ", every time" if self.times is None else f", up to {self.times} times"
         return text
+
+    @property
+    def default_action(self) -> bool:
+        """Whether the rule takes the default action (``kill_process_group``), which ``--kill`` omits."""
+        return self.action == DEFAULT
 
     def why_unfired(self) -> str:
         """What may have kept this rule from firing in a run, and what to do (``""`` when nothing specific)."""

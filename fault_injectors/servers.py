@@ -2,7 +2,7 @@
 
 The run's resource hook is entered by the runner before any driver starts; its settings are in
 ``resources.json`` of the run directory, beside the fault directory. Each action names the setting that says
-where its server is (:data:`fault_injectors.plan.RESOURCE_ACTIONS`): for ``kill_broker``, ``broker_file``, the
+where its server is (its ``resource``, :mod:`fault_injectors.actions`): for ``kill_broker``, ``broker_file``, the
 JSON file the broker rewrites on every (re)start with its ``pid``, the leader of a process group of its own
 (:mod:`scenarios.kafka.broker`). The action SIGKILLs that group and returns: the query runs on, and the
 process that owns the broker (the runner, a campaign, a pytest module) restarts it on the same ports and data
@@ -16,8 +16,6 @@ import os
 import signal
 from pathlib import Path
 from typing import Any
-
-from fault_injectors.plan import RESOURCE_ACTIONS
 
 #: The run's resource settings, in the run directory (the fault directory's parent).
 RESOURCES_FILE = "resources.json"
@@ -39,10 +37,10 @@ def run_resources(fault_dir: str | os.PathLike[str] | None) -> dict[str, Any]:
     return settings if isinstance(settings, dict) else {}
 
 
-def kill_server(action: str, fault_dir: str | os.PathLike[str] | None) -> int:
-    """SIGKILL the process group of the server ``action`` takes down; its pid (0 when it was already gone,
-    e.g. killed by another rule and not restarted yet). :class:`ServerFaultError` when the run has none."""
-    key = RESOURCE_ACTIONS[action]
+def kill_server(action: str, key: str, fault_dir: str | os.PathLike[str] | None) -> int:
+    """SIGKILL the process group of the server ``action`` takes down, named by the run's resource setting
+    ``key``; its pid (0 when it was already gone, e.g. killed by another rule and not restarted yet).
+    :class:`ServerFaultError` when the run has none."""
     where = run_resources(fault_dir).get(key)
     if not where:
         raise ServerFaultError(

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.crash import FaultSite
+from fault_injectors.registry import watcher_kill
 
 POINT = "sink.commit.after"
 #: How long the stopped JVM runs between two looks at the output.
@@ -78,7 +79,7 @@ class SlicedCommitWatcher(threading.Thread):
 
     # -- the loop -----------------------------------------------------------------------------------------------
     def _targets(self) -> list[int]:
-        rules = [r for r in self.site.armed_at(POINT) if r.batch is not None and r.action == "kill_process_group"]
+        rules = [r for r in self.site.armed_at(POINT) if r.batch is not None and watcher_kill(r.action)]
         return sorted({r.batch for r in rules if r.batch is not None} - self.skipped)
 
     def _logged(self, log: str, batch: int) -> bool:

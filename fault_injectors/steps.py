@@ -49,8 +49,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.crash import FaultSite, InjectedFault, read_records
+from fault_injectors.crash import FaultSite, read_records
 from fault_injectors.effects import boundaries, inside_effects
+from fault_injectors.kills import InjectedFault
 from fault_injectors.plan import STEP_POINT
 
 SCOPE_ENV = "HARNESS_STEP_SCOPE"

@@ -5,9 +5,9 @@
 (``<output>/_spark_metadata/N`` appeared) are reached by polling the
 directories every ``interval_s`` from a daemon thread in the driver process.
 Only files that appear after the watcher started count, only rules with an
-explicit batch are watched, and only the ``kill_process_group`` action and
-actions on the run's servers (``kill_broker``) are carried out from here
-(raising in a watcher thread would affect nothing).
+explicit batch are watched, and only actions that may be carried out from
+here (``from_watcher``: ``kill_process_group``, ``kill_broker``) are: raising
+in a watcher thread would affect nothing.
 Precision: within one poll interval (~5 ms) of the file's rename into place,
 which for ``sink.commit.after`` on the file sink can lose the race with
 Spark writing ``commits/N``; the ledger records whether it did.
@@ -36,14 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.crash import FaultSite
-from fault_injectors.plan import PURGE_POINT, RESOURCE_ACTIONS, SNAPSHOT_POINT, TIMED_POINT
+from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT, TIMED_POINT
+from fault_injectors.registry import action
 from harness.inspector.checkpoint import batch_ids
 from harness.inspector.state import FULL_KINDS, STATE_FILE_NAME
 
 WATCHED_POINTS = ("after_offsets_logged", "after_commit_logged", "sink.commit.after")
-#: What a watcher thread can carry out: kill the driver's process groups, or take down a server of the run
-#: (``kill_broker``: the query runs on while the broker's owner restarts it).
-WATCHER_ACTIONS = ("kill_process_group", *RESOURCE_ACTIONS)
 
 
 class CheckpointWatcher(threading.Thread):
@@ -86,7 +84,7 @@ class CheckpointWatcher(threading.Thread):
         }
 
     def _rules(self, point: str) -> list[int]:
-        return [r.batch for r in self.site.armed_at(point) if r.batch is not None and r.action in WATCHER_ACTIONS]
+        return [r.batch for r in self.site.armed_at(point) if r.batch is not None and action(r.action).from_watcher]
 
     def run(self) -> None:
         while not self._halt.wait(self.interval_s):

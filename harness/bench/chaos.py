@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.actions import RAISE
 from fault_injectors.plan import FaultRule
+from fault_injectors.registry import kills_driver
 from harness.engine.pool import DriverPool
 from harness.engine.rundir import RunPaths
 from harness.engine.runner import Runner
@@ -45,7 +47,7 @@ def worst_case_specs(scenario: str, examples: int) -> list[RunSpec]:
             kills=0,
             rows=((30,) * parts, (25,) * parts),
             extra_faults=(
-                FaultRule("s", "sink.write.mid", 0, 0, 5, action="raise"),
+                FaultRule("s", "sink.write.mid", 0, 0, 5, action=RAISE.name),
                 FaultRule("h", "after_offsets_logged", 2),
             ),
         )
@@ -110,7 +112,7 @@ def startup(trimmed: bool) -> Iterator[None]:
 def chaos_rate(work: Path, label: str, specs: list[RunSpec], design: str) -> dict[str, Any]:
     """Examples per minute for ``specs`` in one of :data:`DESIGNS`."""
     t0 = time.monotonic()
-    hard = sum(r.action == "kill_process_group" for s in specs for r in s.extra_faults)
+    hard = sum(kills_driver(r.action) for s in specs for r in s.extra_faults)
     with startup(design != "cold"):
         if design == "pooled":
             with DriverPool(work / f"{label}-{design}-logs", "local[2]", {}, standby=True) as pool:

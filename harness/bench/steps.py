@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.actions import RAISE
 from fault_injectors.crash import PLAN_FILE, FaultSite
 from fault_injectors.plan import STEP_POINT, FaultPlan, FaultRule
 
@@ -38,9 +39,9 @@ def batch_durations(query: Any, want: int) -> list[float]:
 
 def _site(fault_dir: Path, census: bool) -> FaultSite:
     rules = (
-        FaultRule("never-step", STEP_POINT, NEVER, step=1, wrapper="foreach_batch", action="raise"),
-        FaultRule("never-before", "sink.commit.before", NEVER, action="raise"),
-        FaultRule("never-after", "sink.commit.after", NEVER, action="raise"),
+        FaultRule("never-step", STEP_POINT, NEVER, step=1, wrapper="foreach_batch", action=RAISE.name),
+        FaultRule("never-before", "sink.commit.before", NEVER, action=RAISE.name),
+        FaultRule("never-after", "sink.commit.after", NEVER, action=RAISE.name),
     )
     fault_dir.mkdir(parents=True, exist_ok=True)
     FaultPlan(rules, seed=0, census=census).save(fault_dir / PLAN_FILE)

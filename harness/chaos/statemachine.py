@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from fault_injectors.actions import RAISE
 from fault_injectors.plan import FaultPlan, FaultRule
 from harness.engine.driver import Driver, QueryFailed
 from harness.engine.rundir import RunPaths
@@ -88,7 +89,7 @@ def chaos_state_machine(scenario_ref: str, spark: SparkSession, seed: int = 0) -
             def arm_fault(self, point: str, ahead: int) -> None:
                 latest = latest_batch_id(self.paths.checkpoint)
                 batch = (latest + 1 if latest is not None else 0) + ahead
-                self.fault_rules.append(FaultRule(f"sm{len(self.fault_rules) + 1}", point, batch, action="raise"))
+                self.fault_rules.append(FaultRule(f"sm{len(self.fault_rules) + 1}", point, batch, action=RAISE.name))
                 FaultPlan(tuple(self.fault_rules)).save(self.paths.faults / "plan.json")
                 self.driver = Driver(self.paths, 1, spark=spark)  # re-read the plan
 

@@ -19,7 +19,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fault_injectors.plan import CLUSTER_ACTIONS, STEP_POINT, TIMED_POINT, FaultRule
+from fault_injectors.actions import KILL, RAISE
+from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultRule
+from fault_injectors.registry import kills_driver, needing, plugin_drawn
 from harness.engine.deploy import NO_DEPLOY_AFTER
 from harness.engine.epochs import EPOCHS_PER_ROUND
 from harness.engine.spec import CHECKPOINT_FORMATS, STATE_STORES, RunSpec
@@ -42,6 +44,11 @@ CLUSTER_SHARE = 30
 #: For a source whose servers the harness runs (a Kafka topic on the harness's broker: ``fault_actions``):
 #: percentage of the faults at named points drawn as an action on the server instead (``kill_broker``).
 SERVER_SHARE = 30
+#: Percentage of the faults at named points drawn as an installed plugin's action (one that campaigns draw,
+#: needs no cluster or server, and, at a point only the checkpoint watcher reaches, may fire from there).
+#: Drawn last among the actions, and only when such a plugin is installed: without one, seeds keep their
+#: schedules.
+PLUGIN_SHARE = 30
 #: For a source with nemeses of its own (a Kafka topic: ``age_out_records``, ``add_partitions``): percentage of
 #: examples that get one, applied to the last round's input before the query reads it.
 SOURCE_NEMESIS_SHARE = 30
@@ -78,7 +85,8 @@ def chaos_specs(
     ``kill_master`` (:data:`CLUSTER_SHARE`). For a source whose server the harness runs (a Kafka topic), some
     faults at named points are drawn as ``kill_broker`` (:data:`SERVER_SHARE`), and an example may get one of the
     source's own nemeses (:data:`SOURCE_NEMESIS_SHARE`: ``age_out_records``, ``add_partitions``); both shrink
-    away (towards a kill of the driver, and no source nemesis).
+    away (towards a kill of the driver, and no source nemesis). An installed plugin's action that campaigns draw
+    replaces some faults at named points (:data:`PLUGIN_SHARE`).
     ``ref`` is how the spec names the scenario (default its name; a user's
     pipeline is named by import path, ``package.module:ATTRIBUTE``).
 
@@ -168,12 +176,17 @@ def chaos_specs(
                 faults.append(FaultRule(f"h{i + 1}", point, batch, after_ms=draw(st.integers(0, TIMED_MAX_MS))))
                 continue
             # The checkpoint watcher reaches some points for a source without hooks of its own; it cannot raise.
-            action = "kill_process_group" if hard or point in scenario.kill_only_points else "raise"
-            cluster = action == "raise" and point != STEP_POINT and is_standalone(master)
+            kill_only = point in scenario.kill_only_points
+            soft = not hard and not kill_only
+            action = RAISE.name if soft else KILL.name
+            cluster = soft and point != STEP_POINT and is_standalone(master)
             if cluster and draw(st.integers(0, 99)) >= 100 - CLUSTER_SHARE:
-                action = draw(st.sampled_from(CLUSTER_ACTIONS))
+                action = draw(st.sampled_from(needing("standalone")))
             if servers and point != STEP_POINT and draw(st.integers(0, 99)) >= 100 - SERVER_SHARE:
                 action = draw(st.sampled_from(servers))
+            plugged = plugin_drawn(watcher=kill_only) if point != STEP_POINT else ()
+            if plugged and draw(st.integers(0, 99)) >= 100 - PLUGIN_SHARE:
+                action = draw(st.sampled_from(plugged))
             if point == STEP_POINT:
                 faults.append(
                     FaultRule(f"h{i + 1}", point, batch, partition, action=action, step=step, wrapper=wrapper)
@@ -222,7 +235,7 @@ def deploy_moments(draw: st.DrawFn, rounds: int, faults: Sequence[FaultRule]) ->
     :data:`~harness.engine.deploy.NO_DEPLOY_AFTER`; the caller leaves out faults in the last batch, which would
     leave version 2 nothing to run). Drawn last, so a seed keeps the rest of its schedule;
     shrinks towards the simplest deploy, a graceful stop after round 1."""
-    kills = [f.id for f in faults if f.action == "kill_process_group" and f.point not in NO_DEPLOY_AFTER]
+    kills = [f.id for f in faults if kills_driver(f.action) and f.point not in NO_DEPLOY_AFTER]
     # The round first: a deploy after a fault takes one draw more, so Hypothesis (which prefers fewer choices)
     # shrinks it to a graceful one.
     after_round = draw(st.integers(1, rounds - 1))

@@ -216,6 +216,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     if problem := _directory_problem(args):
         return _fail(problem)
+    from fault_injectors.plugins import PluginError, plugin_actions
+
+    try:  # a broken plugin is refused before any work, as pytest refuses one (loaded once per process)
+        plugin_actions()
+    except PluginError as exc:
+        return _fail(str(exc))
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {"run": cmd_run, "list": cmd_list}
     handlers.update({name: h for name, (_, _, h) in COMMANDS.items()})
     try:

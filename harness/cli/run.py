@@ -12,7 +12,6 @@ from pathlib import Path
 
 from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import (
-    ACTIONS,
     BOUNDARY_POINTS,
     CRASH_POINTS,
     STEP_POINT,
@@ -23,6 +22,7 @@ from fault_injectors.plan import (
     FaultPlanError,
     FaultRule,
 )
+from fault_injectors.registry import registered
 from harness.cli.common import add_kafka_argument, kafka_problem
 from harness.cli.common import fail as _fail
 from harness.spark.connect import add_remote_argument
@@ -275,7 +275,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     for name, doc in KAFKA_NEMESES.items():
         print(f"  {name:<28} {doc}")
-    print("fault actions:")
-    for name, doc in ACTIONS.items():
-        print(f"  {name:<28} {doc}")
+    print("fault actions (an installed plugin's carry its prefix):")
+    for name, act in registered().items():
+        print(f"  {name:<28} {act.doc}")
     return 0

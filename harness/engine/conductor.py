@@ -17,7 +17,8 @@ from typing import Any
 
 from fault_injectors.crash import read_ledger
 from fault_injectors.observe import OBSERVATIONS_FILE
-from fault_injectors.plan import DAEMON_ACTIONS, FaultRule
+from fault_injectors.plan import FaultRule
+from fault_injectors.registry import history_kind
 from harness.engine.driverproc import DriverProcess
 from harness.engine.history import History, read_jsonl_from
 from harness.engine.pool import DriverPool, DriverStartError
@@ -186,7 +187,7 @@ class Conductor:
         desc = f"{rule.id}: {rule.describe().replace('batch any', f'batch {batch}')}"
         if item["context"].get("description"):  # a sink.step fault: the step it came after
             desc += f": {item['context']['description']}"
-        f = "kill" if rule.action in ("kill_process_group", "kill_executor", *DAEMON_ACTIONS) else "fault"
+        f = history_kind(rule.action)
         idx = self.record("info", drv.name, f, {**item, "description": desc}, t)
         fired = {"history_index": idx, "id": rule.id, "point": rule.point, "action": rule.action}
         self.kills_fired.append({**fired, "batch": batch, "description": desc, "context": item["context"]})

@@ -40,7 +40,8 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from pyspark.errors import PySparkException, StreamingQueryException
 
 from fault_injectors.autowrap import instrumented_writers
-from fault_injectors.crash import DRIVER_PGID_ENV, FaultSite
+from fault_injectors.crash import FaultSite
+from fault_injectors.kills import DRIVER_PGID_ENV
 from fault_injectors.watcher import CheckpointWatcher
 from harness.engine.deploy import committed_before, read_deployed, upgrade_expected
 from harness.engine.dstream import AppFailed, SetupRefused, run_app, write_batches

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.plan import ACTIONS, DAEMON_ACTIONS, FaultRule
+from fault_injectors.plan import FaultRule
+from fault_injectors.registry import UnknownActionError, crashes
 from harness.engine.deploy import Refusal
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
@@ -86,19 +87,26 @@ class RecoveryFailure:
         return {"after": self.after, "when": self.when, "exception": self.exception, "spark": self.spark}
 
 
-#: Fault actions after which Spark restarts the query (or retries the task) from what it wrote: a process died or
-#: raised. A daemon's death, a nemesis and a deploy are not among them: a loud failure after those is no verdict.
-CRASH_ACTIONS = tuple(action for action in ACTIONS if action not in DAEMON_ACTIONS)
+def _crashed(fired: dict[str, Any]) -> bool:
+    """Whether Spark restarts the query (or retries the task) from what it wrote after ``fired``: a process
+    died or raised (:func:`fault_injectors.registry.crashes`). A daemon's death, a nemesis and a deploy are
+    not: a loud failure after those is no verdict."""
+    if fired.get("point") == "deploy" or not isinstance(fired.get("action"), str):
+        return False
+    try:
+        return crashes(fired["action"])
+    except UnknownActionError:  # a history recorded with a plugin this process does not have
+        return False
 
 
 def recovery_failure(error: str, checkpoint: Path, kills_fired: list[dict[str, Any]]) -> RecoveryFailure | None:
     """The :class:`RecoveryFailure` of a query failure (``error``) after ``kills_fired``; ``None`` when no fault
-    of :data:`CRASH_ACTIONS` fired last before it, or the query failed past the batch after the one that fault
+    that crashes (:func:`_crashed`) fired last before it, or the query failed past the batch after the one that fault
     hit (it had recovered): then the failure is no verdict."""
-    crashes = [k for k in kills_fired if k.get("action") in CRASH_ACTIONS and k.get("point") != "deploy"]
-    if not crashes or crashes[-1] is not kills_fired[-1]:
+    crash_faults = [k for k in kills_fired if _crashed(k)]
+    if not crash_faults or crash_faults[-1] is not kills_fired[-1]:
         return None
-    last = crashes[-1]
+    last = crash_faults[-1]
     planned, committed = batch_ids(checkpoint / "offsets"), batch_ids(checkpoint / "commits")
     crashed = last.get("batch")
     if planned and (not committed or planned[-1] > committed[-1]):

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.crash import CLUSTER_FILE_ENV
+from fault_injectors.kills import CLUSTER_FILE_ENV
 from harness.engine.driverproc import DriverProcess
 from harness.spark.procs import kill_token, new_token
 from harness.spark.session import spark_env

@@ -23,7 +23,8 @@ from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.nemesis import NEMESES, NemesisError
-from fault_injectors.plan import PURGE_POINT, RESOURCE_ACTIONS, SNAPSHOT_POINT
+from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT
+from fault_injectors.registry import action
 from harness.engine.between import Applied, allowed_losses, apply_between_runs, loss_first
 from harness.engine.conductor import Conductor, HarnessError, QueryFailedError, RunRefused
 from harness.engine.deploy import (
@@ -331,7 +332,7 @@ class Runner:
     def _check_resources(self, settings: dict[str, Any]) -> None:
         """Refuse, before any driver runs, a fault that takes down a server the run does not have."""
         for rule in self.schedule.plan.rules:
-            key = RESOURCE_ACTIONS.get(rule.action)
+            key = action(rule.action).resource
             if key is not None and not settings.get(key):
                 raise HarnessError(
                     f"fault {rule.id} ({rule.describe()}): action {rule.action} needs a server the harness started "

@@ -15,6 +15,7 @@ from typing import Any
 
 from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import FaultPlan, FaultRule
+from fault_injectors.registry import kills_driver
 from harness.engine.deploy import NO_DEPLOY_AFTER
 from harness.engine.epochs import EPOCHS_PER_ROUND
 from harness.engine.spec import STATE_STORES, RunSpec, parse_deploy
@@ -167,8 +168,8 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
                 f"deploy {spec.deploy}: fault {wanted} is at {rule.point}, after which the sink may hold the batch "
                 "without commits/N; version 2 would replay a batch the sink skips. Deploy after an earlier point"
             )
-        if rule is None or rule.action != "kill_process_group":
-            have = ", ".join(r.id for r in rules if r.action == "kill_process_group") or "none"
+        if rule is None or not kills_driver(rule.action):
+            have = ", ".join(r.id for r in rules if kills_driver(r.action)) or "none"
             raise ValueError(
                 f"deploy {spec.deploy}: no fault rule {wanted!r} that kills the driver (kills planned: {have}); "
                 "a deploy after a fault needs the driver to die, so the next one starts as the new version"

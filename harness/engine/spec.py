@@ -11,12 +11,12 @@ from typing import Any
 
 from fault_injectors.plan import (
     BOUNDARY_POINTS,
-    CLUSTER_ACTIONS,
     STEP_POINT,
     TIMED_POINT,
     FaultPlanError,
     FaultRule,
 )
+from fault_injectors.registry import action
 from harness.engine.commandline import harness_command
 from harness.engine.trigger import parse_trigger
 from harness.spark.connect import inner_master
@@ -144,14 +144,15 @@ class RunSpec:
         if is_standalone(inner):
             parse_standalone(inner)  # ValueError saying what to give
         for rule in self.extra_faults:
-            if rule.action in CLUSTER_ACTIONS and not is_standalone(inner):
+            needs = action(rule.action).needs
+            if needs == "standalone" and not is_standalone(inner):
                 raise ValueError(
-                    f"fault rule {rule.id!r}: action {rule.action} kills a daemon of the cluster the harness starts; "
+                    f"fault rule {rule.id!r}: action {rule.action} needs the standalone cluster the harness starts; "
                     f"master {self.master!r} is not one (use --cluster standalone:2)"
                 )
-            if rule.action == "kill_executor" and local:
+            if needs == "executors" and local:
                 raise ValueError(
-                    f"fault rule {rule.id!r}: action kill_executor needs executors separate from the driver; "
+                    f"fault rule {rule.id!r}: action {rule.action} needs executors separate from the driver; "
                     f"master {self.master!r} runs tasks inside the driver JVM (use --master 'local-cluster[2,1,1024]')"
                 )
 
@@ -308,7 +309,7 @@ def kill_argument(rule: FaultRule) -> str:
             text += f":{'' if rule.partition is None else rule.partition}"
         if rule.after_rows is not None:
             text += f":{rule.after_rows}"
-    return text if rule.action == "kill_process_group" else f"{text}@{rule.action}"
+    return text if rule.default_action else f"{text}@{rule.action}"
 
 
 def parse_kill_argument(text: str) -> FaultRule:

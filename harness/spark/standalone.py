@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.crash import CLUSTER_FILE_ENV
+from fault_injectors.kills import CLUSTER_FILE_ENV
 from harness.spark.connect import free_port, inner_master, is_connect
 from harness.spark.procs import RUN_TOKEN_ENV, kill_group, kill_token
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.actions import DEFAULT
 from harness.engine.history import read_history
 from harness.inspector import CheckpointError, read_batches
 
@@ -111,7 +112,7 @@ def build_timeline(
                     "time_ns": ev.time_ns,
                     "batch": ev.value.get("batch"),
                     "point": rule.get("point", "?"),
-                    "action": rule.get("action", "kill_process_group"),
+                    "action": rule.get("action", DEFAULT),
                     "driver": ev.process,
                     "commit_logged": ev.value.get("context", {}).get("commit_logged"),
                 }

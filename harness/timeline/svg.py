@@ -11,6 +11,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fault_injectors.actions import DEFAULT
 from fault_injectors.plan import CRASH_POINTS
 from harness.timeline.story import BatchBox, Timeline
 
@@ -215,7 +216,7 @@ def _kill_lane(tl: Timeline, col: Mapping[int, int]) -> list[str]:
         )
         n = stacked.get(i, 0)
         stacked[i] = n + 1
-        verb = "" if k["action"] == "kill_process_group" else f"{k['action']} @ "
+        verb = "" if k["action"] == DEFAULT else f"{k['action']} @ "
         late = " (late)" if k.get("commit_logged") and k["point"] != "after_commit_logged" else ""
         out.append(
             _label(

@@ -35,6 +35,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fault_injectors.actions import KILL_BROKER
 from scenarios.kafka.offsets import aged_out_ranges, oracle_ranges
 from scenarios.kafka.resource import BOOTSTRAP_ENV, BROKER_FILE_ENV, run_topic
 from scenarios.rowgen import SCHEMA_DDL, ConfigError, SourceConfig
@@ -140,7 +141,7 @@ class KafkaTopic:
         """Fault actions on the run's servers a campaign may draw: ``kill_broker``, unless the broker is one
         the harness does not run (``--kafka HOST:PORT``)."""
         given = os.environ.get(BOOTSTRAP_ENV) and not os.environ.get(BROKER_FILE_ENV)
-        return () if given else ("kill_broker",)
+        return () if given else (KILL_BROKER.name,)
 
     def nemeses(self) -> dict[str, str]:
         """Source nemeses (:mod:`scenarios.kafka.faults`). ``age_out_records`` is left out where the verdict

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("point", [SNAPSHOT_POINT, PURGE_POINT])
 def test_a_maintenance_point_is_a_sigkill_of_a_named_batch(point: str) -> None:
     assert kill_argument(parse_kill(f"{point}:34")) == f"{point}:34"
-    with pytest.raises(FaultPlanError, match=r"can only SIGKILL \(action kill_process_group\), not raise"):
+    with pytest.raises(FaultPlanError, match=r"can only take the driver down \(action kill_process_group.*not raise"):
         FaultRule("x", point, 3, action="raise")
     with pytest.raises(FaultPlanError, match="needs a batch"):
         FaultRule("x", point, None)

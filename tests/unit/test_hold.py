@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 import fault_injectors.hold as hold
-from fault_injectors.crash import FIRED_DIR, FaultSite, InjectedFault
+from fault_injectors.crash import FIRED_DIR, FaultSite
 from fault_injectors.hold import SOURCE_TASK_POINTS, hold_for_sibling_fault
+from fault_injectors.kills import InjectedFault
 from fault_injectors.plan import FaultPlan, FaultRule
 
 

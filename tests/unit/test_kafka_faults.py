@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from fault_injectors.crash import InjectedFault
+from fault_injectors.kills import InjectedFault
 from fault_injectors.plan import FaultRule
 from fault_injectors.servers import RESOURCES_FILE, ServerFaultError, kill_server
 from harness.chaos.strategies import chaos_specs
@@ -147,14 +147,14 @@ def test_kill_broker_round_trips_and_kills_the_pid_the_broker_file_names(tmp_pat
     faults = tmp_path / "run" / "faults"
     faults.mkdir(parents=True)
     with pytest.raises(ServerFaultError, match="not one given with --kafka"):
-        kill_server("kill_broker", faults)
+        kill_server("kill_broker", "broker_file", faults)
     proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
         (tmp_path / "kafka.json").write_text(json.dumps({"pid": proc.pid}))
         (faults.parent / RESOURCES_FILE).write_text(json.dumps({"broker_file": str(tmp_path / "kafka.json")}))
-        assert kill_server("kill_broker", faults) == proc.pid
+        assert kill_server("kill_broker", "broker_file", faults) == proc.pid
         assert proc.wait(timeout=5) == -9
-        assert kill_server("kill_broker", faults) == 0  # already gone: nothing else is touched
+        assert kill_server("kill_broker", "broker_file", faults) == 0  # already gone: nothing else is touched
     finally:
         proc.kill()
     assert not issubclass(ServerFaultError, InjectedFault)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from fault_injectors.crash import CLUSTER_FILE_ENV, InjectedFault, kill_cluster_daemon
+from fault_injectors.kills import CLUSTER_FILE_ENV, InjectedFault, kill_cluster_daemon
 from fault_injectors.plan import FaultRule
 from harness.chaos.strategies import chaos_specs
 from harness.engine.spec import RunSpec
@@ -47,7 +47,7 @@ def test_cluster_faults_need_the_cluster_the_harness_starts() -> None:
     rule = FaultRule("w", "source.read", 1, 0, action="kill_worker")
     assert rule.describe() == "kill worker at source.read of batch 1, partition 0"
     for master in ("local[2]", "local-cluster[2,1,1024]", "spark://h:7077"):
-        with pytest.raises(ValueError, match="kills a daemon of the cluster the harness starts"):
+        with pytest.raises(ValueError, match="needs the standalone cluster the harness starts"):
             RunSpec("file_sink_stateless", 1, kills=0, master=master, extra_faults=(rule,))
     RunSpec("file_sink_stateless", 1, kills=0, master="standalone:2", extra_faults=(rule,))
 
@@ -72,18 +72,19 @@ def test_kill_worker_and_kill_master_sigkill_the_named_daemons_group(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with pytest.raises(InjectedFault, match="without a standalone cluster started by the harness"):
-        kill_cluster_daemon("kill_worker")
+        kill_cluster_daemon("kill_worker", master=False)
     master, first, second = _daemon(), _daemon(), _daemon()
     try:
         doc = {"master": {"pid": master.pid}, "workers": [{"name": "worker-1", "pid": first.pid},
                                                           {"name": "worker-2", "pid": second.pid}]}  # fmt: skip
         (tmp_path / "cluster.json").write_text(json.dumps(doc))
         monkeypatch.setenv(CLUSTER_FILE_ENV, str(tmp_path / "cluster.json"))
-        kill_cluster_daemon("kill_worker")  # fired outside any worker (a driver-side point): the first worker
+        # Fired outside any worker (a driver-side point): the first worker.
+        kill_cluster_daemon("kill_worker", master=False)
         assert first.wait(10) == -9 and second.poll() is None and master.poll() is None
-        kill_cluster_daemon("kill_master")
+        kill_cluster_daemon("kill_master", master=True)
         assert master.wait(10) == -9 and second.poll() is None
-        kill_cluster_daemon("kill_worker")  # the named worker is already gone: nothing else is touched
+        kill_cluster_daemon("kill_worker", master=False)  # the named worker is already gone: nothing else is touched
         assert second.poll() is None
     finally:
         for proc in (master, first, second):

@@ -138,7 +138,7 @@ def test_an_injected_fault_is_never_the_subjects_even_through_its_frames() -> No
         "Traceback (most recent call last):\n"
         '  File "/home/me/sink.py", line 12, in write_batch\n    cur.execute(sql)\n'
         '  File "/work/x/fault_injectors/steps.py", line 90, in trace\n    fire()\n'
-        "fault_injectors.crash.InjectedFault: injected fault k1: raise at sink.step of batch 2\n"
+        "fault_injectors.kills.InjectedFault: injected fault k1: raise at sink.step of batch 2\n"
     )
     assert find_raised([text]) is None
 
@@ -179,7 +179,7 @@ HARNESS_BUG = _harness_code("bug", "def bug():\n    raise RuntimeError('a harnes
 
 
 def test_a_live_exception_is_the_pipelines_only_through_its_own_frame() -> None:
-    from fault_injectors.crash import InjectedFault
+    from fault_injectors.kills import InjectedFault
 
     def transform() -> None:
         {"a": 1}["missing_col"]

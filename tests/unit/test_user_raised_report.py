@@ -84,7 +84,7 @@ def test_a_loud_query_failure_without_the_pipelines_frame_stays_no_verdict(tmp_p
     assert outcome.failure is None and (outcome.verdict, outcome.exit_code) == ("unknown", 2)
     assert summary_line(outcome).startswith("query failed loudly, no verdict")
     injected = FOREACH_BATCH.replace(
-        "ZeroDivisionError: division by zero", "fault_injectors.crash.InjectedFault: injected fault k1: raise"
+        "ZeroDivisionError: division by zero", "fault_injectors.kills.InjectedFault: injected fault k1: raise"
     )
     assert outcome_of(tmp_path / "injected", injected).failure is None
 

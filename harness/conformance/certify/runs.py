@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.actions import KILL
 from harness.conformance.certify.documented import REPLAYABLE
 from harness.conformance.guarantees import NONE, from_kinds
 
@@ -87,7 +88,7 @@ def _step_rules(row: Row, seed: int, rounds: int, run_dir: Path, pool: Any) -> t
     rng = random.Random(seed)
     batches = [b for b in range(len(row.kill_points), len(row.kill_points) + row.steps) if census.targets(b)]
     chosen = [rng.choice(census.boundary_targets(b)) for b in batches]  # distinct kills only: effect boundaries
-    rules = step_rules(lambda i: batches[i], chosen, "kill_process_group")
+    rules = step_rules(lambda i: batches[i], chosen, KILL.name)
     tried = [
         f"batch {b} {w}{'' if p is None else f' partition {p}'} step {k}: {d}"
         for b, (w, p, k, d) in zip(batches, chosen, strict=True)

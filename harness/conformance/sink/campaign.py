@@ -19,7 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.actions import KILL, RAISE
 from fault_injectors.plan import STEP_POINT, FaultRule
+from fault_injectors.registry import verb as action_verb
 from harness.conformance.results import CheckOutcome
 from harness.conformance.sink.checks import SinkProbe, judge
 from harness.conformance.sink.scenario import SINK_POINTS, build, exported
@@ -33,7 +35,7 @@ def action_for(point: str, mode: str) -> str:
     if mode not in MODES:
         raise ValueError(f"--faults {mode!r}: choose one of {', '.join(MODES)}")
     hard = mode == "hard" or (mode == "mixed" and point in HARD_IN_MIXED)
-    return "kill_process_group" if hard else "raise"
+    return KILL.name if hard else RAISE.name
 
 
 def plan_rules(config: dict[str, Any], points: Sequence[str], mode: str, seed: int) -> tuple[list[FaultRule], int]:
@@ -66,7 +68,7 @@ def per_point(outcome: Any) -> tuple[list[str], Counter[str]]:
         mine = [a for a in anomalies if a.fault and a.fault.history_index == k["history_index"]]
         counts = Counter(a.kind for a in mine)
         kinds.update(counts)
-        verb = "kill" if k["action"] == "kill_process_group" else k["action"]
+        verb = action_verb(k["action"])
         what = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing lost or duplicated"
         if k["point"] == STEP_POINT:  # "<id>: kill after step K of batch N in W: file:line fn -> callee"
             lines.append(f"{k['description'].split(': ', 1)[-1]}: {what}")

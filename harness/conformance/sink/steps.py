@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.actions import KILL, RAISE
 from harness.conformance.results import CheckOutcome
 from harness.conformance.sink.campaign import MODES, outcome_rows, per_point
 from harness.conformance.sink.checks import SinkProbe, judge
@@ -84,7 +85,7 @@ def run_crash_anywhere(
         bounds = [t for t in census.boundary_targets(CENSUS_BATCH) if not wrappers or t[0] in wrappers]
         later = () if every_step else census.inside_effects(CENSUS_BATCH)
         chosen = sample_targets(targets if every_step else bounds, steps, seed, later)
-        action = "raise" if mode == "soft" else "kill_process_group"
+        action = RAISE.name if mode == "soft" else KILL.name
         rules = step_rules(lambda i: i + CENSUS_BATCH, chosen, action)
         counted = f"{len(targets)} step(s), {len(bounds)} effect boundary(ies) of batch {CENSUS_BATCH}"
         aim = "every step" if every_step else "boundaries"

@@ -1,0 +1,70 @@
+"""No fault action is decided by its name outside its registered implementation (issue: the house in
+slices). The code asks the action (:mod:`fault_injectors.registry`) what it does; a string compared with
+an action's name, or a table keyed by names, is the ladder that made a new action touch 7-10 files."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from fault_injectors.actions import BUILTIN
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Where the built-ins are defined: the only module that may spell their names.
+HOME = ROOT / "fault_injectors" / "actions.py"
+#: Names that are also ordinary words of the code (a driver's ``{"cmd": "exit"}``): only a comparison with
+#: something called ``action`` counts for them.
+COMMON_WORDS = {"raise", "exit"}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids
+
+
+def ladders(path: Path) -> list[str]:
+    """Each place in ``path`` that spells a built-in action's name, or compares a common-word one with an
+    ``action``, as ``file:line: text``."""
+    source = path.read_text()
+    tree = ast.parse(source)
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    names = {a.name for a in BUILTIN}
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        spelled = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        if spelled and node.value in names - COMMON_WORDS:  # type: ignore[attr-defined]
+            found.append(f"{shown}:{node.lineno}: {node.value!r}")  # type: ignore[attr-defined]
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            words = [o for o in operands if isinstance(o, ast.Constant) and o.value in COMMON_WORDS]
+            if words and "action" in ast.get_source_segment(source, node).lower():
+                found.append(f"{shown}:{node.lineno}: {ast.get_source_segment(source, node)}")
+    return sorted(found, key=lambda hit: int(hit.split(":")[1]))
+
+
+def test_no_module_decides_by_an_action_name() -> None:
+    files = [p for pkg in ("harness", "scenarios", "fault_injectors") for p in sorted((ROOT / pkg).rglob("*.py"))]
+    found = [hit for p in files if p != HOME for hit in ladders(p)]
+    assert not found, "ask the action (fault_injectors.registry) instead of its name:\n" + "\n".join(found)
+
+
+def test_the_check_finds_a_ladder(tmp_path: Path) -> None:
+    subject = tmp_path / "subject.py"
+    subject.write_text(
+        'def f(rule):\n    """kill_process_group in a docstring is fine."""\n'
+        '    if rule.action == "kill_broker":\n        return 1\n'
+        '    if rule.action == "raise":\n        return 2\n'
+        '    return {"cmd": "exit"}\n'
+    )
+    hits = ladders(subject)
+    assert [h.split(": ", 1)[1] for h in hits] == ["'kill_broker'", 'rule.action == "raise"']
