@@ -197,6 +197,10 @@ class Scenario:
     #: ``False`` when the sink is wrapped by the ``crash_injecting`` format, which fires them itself
     #: (inside the sink's write(), where a sink that publishes early is caught).
     source_write_points: bool = True
+    #: Kill points among ``kill_points`` that only a watcher of the scenario's own reaches, SIGKILL only (a
+    #: sink committing in the JVM: ``sink.commit.after`` through :mod:`scenarios.delta.commit_watch`):
+    #: campaigns draw them as kills of the driver, never as a raise.
+    watcher_points: tuple[str, ...] = ()
     #: Chaos campaigns take a census of each drawn example's data and draw ``sink.step`` faults inside the
     #: sink's Python code, as well as faults at the named points. ``None`` (the default): when
     #: ``attach_sink`` registers a ``foreachBatch`` function or ``foreach`` writer the harness wraps (one
@@ -251,6 +255,9 @@ class Scenario:
                 f"scenario {self.name}: {self.source.describe()} adds no provenance columns {list(PROVENANCE)}; "
                 f"give identity= the output columns that name a row{own_text} or a group"
             )
+        strays = [p for p in self.watcher_points if p not in self.kill_points]
+        if strays:
+            raise ValueError(f"scenario {self.name}: watcher_points {strays} are not among its kill_points")
         unreachable = [p for p in self.kill_points if p not in reachable]
         if unreachable:
             raise ValueError(
@@ -288,9 +295,11 @@ class Scenario:
 
     @property
     def kill_only_points(self) -> frozenset[str]:
-        """Kill points that only the checkpoint watcher reaches with this source (it can SIGKILL, not raise)."""
+        """Kill points that only a watcher reaches (the checkpoint watcher, for this source; a watcher of the
+        scenario's own, :attr:`watcher_points`): it can SIGKILL, not raise."""
         watched = {"after_offsets_logged", "after_commit_logged"}
-        return frozenset(watched & set(self.kill_points) - self.source.fires(self.source_write_points))
+        checkpoint = watched & set(self.kill_points) - self.source.fires(self.source_write_points)
+        return frozenset(checkpoint | set(self.watcher_points))
 
     @functools.cached_property
     def draws_sink_steps(self) -> bool:

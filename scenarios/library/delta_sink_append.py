@@ -5,9 +5,11 @@ commits each batch's files together with a ``txn`` action (``SetTransaction``) o
 batch id, and skips a batch whose id is not above the table's txn for the query (``DeltaSink.addBatch``), so a
 batch Spark re-runs after its Delta commit writes nothing.
 Faults: SIGKILL at every point the replayable source reaches (planning, after ``offsets/N``, in the read
-tasks before and while the sink's write tasks run, after ``commits/N``). The window between Delta's commit
-and ``commits/N`` has no harness code in it: an explicit ``--kill sink.commit.after:N`` is carried out by a
-watcher on the table's log (:mod:`scenarios.delta.commit_watch`, SIGKILL only, so campaigns do not draw it).
+tasks before and while the sink's write tasks run, after ``commits/N``), and between Delta's commit of batch
+N and ``commits/N`` (``sink.commit.after``), where no harness code runs: a watcher on the table's log carries it
+out (:mod:`scenarios.delta.commit_watch`, SIGKILL only: campaigns draw it as a kill, ``watcher_points``). That
+window is where the sink's dedup by ``(queryId, batchId)`` matters; a restart under another query id (a lost
+checkpoint ``metadata`` file, SPARK-55058) writes the batch twice there.
 Guarantee checked: exactly-once. Pass condition: the table's current version equals, as a multiset, the same
 transform over exactly the input added; an anomaly names its batch and the Delta version that holds the row.
 Requirements: Delta's jars (``harness setup`` fetches them).
@@ -39,7 +41,9 @@ SCENARIO = Scenario(
     name="delta_sink_append",
     summary="map/filter -> Delta streaming sink, append (expected: exactly-once)",
     guarantee="exactly-once",
-    kill_points=READ_POINTS,
+    # In protocol order: Delta's commit of batch N comes before commits/N (after_commit_logged).
+    kill_points=(*READ_POINTS[:-1], "sink.commit.after", READ_POINTS[-1]),
+    watcher_points=("sink.commit.after",),
     transform=transform,
     attach_sink=attach_sink,
     read_output=read_delta,

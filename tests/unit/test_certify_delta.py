@@ -45,10 +45,11 @@ def test_every_delta_row_is_a_sink_row_killed_in_its_commit_window_and_cited() -
     assert "multiple times" in DOCUMENTED["sink:delta-merge-no-txn"].quote
 
 
-def test_the_delta_sink_scenario_is_delta_sink_append_with_the_commit_window_added() -> None:
+def test_the_delta_sink_scenario_is_delta_sink_append_with_its_commit_window() -> None:
     base = get_scenario("delta_sink_append")
     points = delta.DELTA_SINK.kill_points
-    assert points[:-2] == base.kill_points[:-1] and points[-2:] == ("sink.commit.after", "after_commit_logged")
+    assert points == base.kill_points and points[-2:] == ("sink.commit.after", "after_commit_logged")
+    assert delta.DELTA_SINK.kill_only_points == {"sink.commit.after"}
     assert delta.DELTA_SINK.transform is base.transform and delta.DELTA_SINK.jars == ("delta-spark",)
 
 
