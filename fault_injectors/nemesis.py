@@ -146,8 +146,17 @@ NEMESES: dict[str, Callable[[Path], str]] = {
 }
 
 
+def checkpoint_nemeses() -> dict[str, Callable[[Path], str]]:
+    """Every checkpoint nemesis by name: the built-ins (:data:`NEMESES`), then the installed plugins'
+    (:mod:`fault_injectors.plugins`)."""
+    from fault_injectors.plugins import plugin_nemeses
+
+    return {**NEMESES, **plugin_nemeses()}
+
+
 def apply_nemesis(name: str, checkpoint: str | os.PathLike[str]) -> str:
     """Apply the nemesis called ``name``; ``KeyError`` lists the known names."""
-    if name not in NEMESES:
-        raise KeyError(f"unknown nemesis {name!r}; known: {', '.join(NEMESES)}")
-    return NEMESES[name](Path(checkpoint))
+    known = checkpoint_nemeses()
+    if name not in known:
+        raise KeyError(f"unknown nemesis {name!r}; known: {', '.join(known)}")
+    return known[name](Path(checkpoint))

@@ -10,7 +10,7 @@ import random
 import sys
 from pathlib import Path
 
-from fault_injectors.nemesis import NEMESES
+from fault_injectors.nemesis import checkpoint_nemeses
 from fault_injectors.plan import (
     BOUNDARY_POINTS,
     CRASH_POINTS,
@@ -268,7 +268,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             + (f" (default {sc.default_trigger})" if sc.default_trigger else "")
         )
     print("checkpoint nemesis actions (--nemesis):")
-    for name, fn in NEMESES.items():
+    for name, fn in checkpoint_nemeses().items():
         print(f"  {name:<28} {(fn.__doc__ or '').split(chr(10))[0]}")
     print("source nemesis actions (--nemesis; a Kafka scenario's topic, before the last round's run):")
     from scenarios.kafka.faults import KAFKA_NEMESES

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fault_injectors.nemesis import NEMESES, NemesisError, apply_nemesis
+from fault_injectors.nemesis import NemesisError, apply_nemesis, checkpoint_nemeses
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
 from harness.verdict.checker import AllowedLoss
@@ -53,7 +53,7 @@ def source_run(paths: RunPaths, spec: RunSpec, scenario: Scenario) -> SourceRun:
 
 def apply_between_runs(name: str, paths: RunPaths, spec: RunSpec, scenario: Scenario) -> Applied:
     """Apply the nemesis ``name`` to the run in ``paths``; :class:`NemesisError` saying why it cannot."""
-    if name in NEMESES:
+    if name in checkpoint_nemeses():
         try:
             return Applied(name, apply_nemesis(name, paths.checkpoint))
         except OSError as exc:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
-from fault_injectors.nemesis import NEMESES, NemesisError
+from fault_injectors.nemesis import NemesisError, checkpoint_nemeses
 from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT
 from fault_injectors.registry import action
 from harness.engine.between import Applied, allowed_losses, apply_between_runs, loss_first
@@ -226,7 +226,8 @@ class Runner:
             elif op.kind == "run":
                 if (
                     healed
-                    and not any(n in NEMESES for n in self.spec.nemesis)  # a source nemesis acts before a run
+                    # a source nemesis acts before a run
+                    and not any(n in checkpoint_nemeses() for n in self.spec.nemesis)
                     and not never_fired(self.schedule.plan, read_ledger(self.paths.faults))
                     and not self.scheduled  # a once job that re-ran a killed batch left newer data unread
                 ):

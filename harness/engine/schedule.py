@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fault_injectors.nemesis import NEMESES
+from fault_injectors.nemesis import checkpoint_nemeses
 from fault_injectors.plan import FaultPlan, FaultRule
 from fault_injectors.registry import kills_driver
 from harness.engine.deploy import NO_DEPLOY_AFTER
@@ -43,7 +43,7 @@ class Op:
         if self.kind == "add_data":
             return "add data " + ", ".join(f"p{p}+{n}" for p, n in sorted(self.rows.items()))
         if self.kind == "nemesis":
-            what = "checkpoint" if self.name in NEMESES else "source"
+            what = "checkpoint" if self.name in checkpoint_nemeses() else "source"
             return f"{what} nemesis {self.name} (no query running)"
         if self.kind == "deploy":
             return f"deploy {self.name} over the checkpoint (graceful: no query running)"
@@ -226,9 +226,10 @@ def _check_old_spark(spec: RunSpec, scenario: Scenario, rules: Sequence[FaultRul
 
 
 def known_nemeses(scenario: Scenario) -> list[str]:
-    """The nemesis actions a run of ``scenario`` may name: the checkpoint's (:data:`fault_injectors.nemesis.NEMESES`)
+    """The nemesis actions a run of ``scenario`` may name: the checkpoint's (built-in and plugins':
+    :func:`fault_injectors.nemesis.checkpoint_nemeses`)
     and its source's (:func:`scenarios.sources.source_nemeses`)."""
-    return [*NEMESES, *source_nemeses(scenario.source)]
+    return [*checkpoint_nemeses(), *source_nemeses(scenario.source)]
 
 
 def rules_per_point(

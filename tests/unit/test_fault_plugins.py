@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from fault_injectors import registry
+from fault_injectors.nemesis import apply_nemesis, checkpoint_nemeses
 from fault_injectors.plan import FaultPlanError, FaultRule
-from fault_injectors.plugins import GROUP, PluginError, plugin_actions
+from fault_injectors.plugins import GROUP, PluginError, forget
 
 pytestmark = pytest.mark.unit
 Install = Callable[..., None]
@@ -35,7 +36,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Insta
     """``install(ep_name, module_source)``: a distribution on ``sys.path`` whose entry point ``ep_name`` of
     :data:`GROUP` names a module with that source."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    plugin_actions.cache_clear()
+    forget()
 
     def install(ep: str, source: str, dist: str = "vendor-faults") -> None:
         module = f"mod_{ep}"
@@ -46,10 +47,10 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Insta
         points = info / "entry_points.txt"
         old = points.read_text() if points.exists() else f"[{GROUP}]\n"
         points.write_text(old + f"{ep} = {module}\n")
-        plugin_actions.cache_clear()
+        forget()
 
     yield install
-    plugin_actions.cache_clear()
+    forget()
     for name in [m for m in sys.modules if m.startswith("mod_")]:
         del sys.modules[name]
 
@@ -87,7 +88,10 @@ def test_an_unknown_action_lists_the_plugins_too(installed: Install) -> None:
     ("source", "message"),
     [
         ("import not_a_module_anywhere\n", "failed to load: ModuleNotFoundError"),
-        ("X = 1\n", "has no FAULT_ACTIONS"),
+        ("X = 1\n", "has no FAULT_ACTIONS .* and no NEMESES"),
+        ("NEMESES = {'vendor.x': 3}\n", "nemesis vendor.x: give a function with a docstring"),
+        ("NEMESES = {'x': print}\n", "nemesis name 'x' must be 'vendor', a dot"),
+        ("NEMESES = [print]\n", "NEMESES must map names to functions"),
         (GOOD.replace('"{ep}.freeze"', '"freeze"'), "action name 'freeze' must be 'vendor', a dot"),
         (GOOD.replace('"{ep}.freeze"', '"other.freeze"'), "action name 'other.freeze' must be 'vendor'"),
         (GOOD.replace('"driver", _run', '"node", _run'), "effect 'node'; known"),
@@ -135,3 +139,39 @@ def test_every_command_refuses_a_broken_plugin_in_one_line(
     assert main(["list"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("harness: plugin 'vendor' (mod_vendor, package vendor-faults") and err.count("\n") == 1
+
+
+DAMAGE = """
+from pathlib import Path
+
+
+def wipe_sources(checkpoint: Path) -> str:
+    \"\"\"Delete the sources/ directory (a restore that left it out).\"\"\"
+    import shutil
+
+    shutil.rmtree(checkpoint / "sources")
+    return f"deleted {checkpoint / 'sources'}"
+
+
+NEMESES = {"{ep}.wipe_sources": wipe_sources}
+"""
+
+
+def test_a_plugins_nemesis_is_known_listed_and_applied(installed: Install, tmp_path: Path) -> None:
+    installed("vendor", DAMAGE)
+    known = checkpoint_nemeses()
+    assert list(known)[-1] == "vendor.wipe_sources" and "remove_metadata" in known
+    ckpt = tmp_path / "checkpoint"
+    (ckpt / "sources" / "0").mkdir(parents=True)
+    assert apply_nemesis("vendor.wipe_sources", ckpt) == f"deleted {ckpt / 'sources'}"
+    assert not (ckpt / "sources").exists()
+    # The schedule names it like a built-in one: a checkpoint nemesis after the rounds.
+    from harness.engine.schedule import build_schedule
+    from harness.engine.spec import RunSpec
+    from scenarios import all_scenarios
+
+    spec = RunSpec("file_sink_stateless", 1, kills=1, nemesis=("vendor.wipe_sources",))
+    ops = build_schedule(spec, all_scenarios()["file_sink_stateless"]).ops
+    assert [op.describe() for op in ops if op.kind == "nemesis"] == [
+        "checkpoint nemesis vendor.wipe_sources (no query running)"
+    ]
