@@ -15,31 +15,12 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from fault_injectors import registry
+from fault_injectors import points, registry
 from fault_injectors.actions import DEFAULT
 
-#: Named crash points of the micro-batch protocol, in protocol order, and how
-#: precisely each is hit.
-CRASH_POINTS: dict[str, str] = {
-    "source.latest_offset": "the source's latestOffset() for the next batch (replayable source; exact)",
-    "after_offsets_logged": (
-        "offsets/N is on disk, nothing of batch N executed yet (replayable source: from partitions(), which "
-        "Spark calls right after writing offsets/N; other sources: a checkpoint watcher, within ~10 ms)"
-    ),
-    "source.read": "a task of batch N starts reading its source partition (replayable source; exact)",
-    "sink.write.start": "a sink write task of batch N starts, before its first row (exact)",
-    "sink.write.mid": "a sink write task of batch N has handed `after_rows` rows to the sink (exact per task)",
-    "sink.write.end": "a sink write task has consumed all rows, its commit message is not returned yet (exact)",
-    "sink.commit.before": "the driver-side sink commit of batch N is about to run (Python sink / foreachBatch; exact)",
-    "sink.commit.after": (
-        "the sink has committed batch N, Spark's commits/N is not written yet (Python sink / foreachBatch: exact; "
-        "file sink: a watcher on _spark_metadata/N, best effort — the ledger records whether commits/N existed)"
-    ),
-    "after_commit_logged": (
-        "commits/N is on disk (replayable source: at its next latestOffset() call; other sources: a checkpoint "
-        "watcher, within ~10 ms)"
-    ),
-}
+#: Named crash points of the micro-batch protocol, in protocol order, and how precisely each is hit
+#: (:mod:`fault_injectors.points` defines them).
+CRASH_POINTS: dict[str, str] = points.family("protocol")
 
 #: Every crash point, as a tuple in the protocol order of :data:`CRASH_POINTS`: the ``kill_points`` of the
 #: scenarios that reach them all. The order matters: ``build_schedule`` shuffles and the Hypothesis strategies
@@ -50,52 +31,24 @@ ALL_CRASH_POINTS: tuple[str, ...] = tuple(CRASH_POINTS)
 #: The crash point inside the user's own sink code: just after the ``step``-th call from the user's
 #: frames into code outside them returns (:mod:`fault_injectors.steps`). It is not in
 #: :data:`ALL_CRASH_POINTS`: a step fault needs a step number from a census, which seeded ``--kills`` lack.
-STEP_POINT = "sink.step"
-STEP_POINTS: dict[str, str] = {
-    STEP_POINT: (
-        "just after step K of the user's sink code returns in batch N (a call from the user's module into code "
-        "outside it: a database driver, os, file I/O, another library); exact and deterministic"
-    ),
-}
+STEP_POINT = points.STEP.name
+STEP_POINTS: dict[str, str] = points.family("step")
 #: A timed kill: ``after_ms`` milliseconds after batch N's ``offsets/N`` is written, for what cannot be traced
 #: (a JVM-side sink, a Scala ``foreach`` writer, a MERGE Spark executes). Fired by the checkpoint watcher in the
 #: driver; not in :data:`ALL_CRASH_POINTS`, and not deterministic: a replay lands a few ms elsewhere.
-TIMED_POINT = "batch.time"
-TIMED_POINTS: dict[str, str] = {
-    TIMED_POINT: (
-        "SIGKILL T ms (after_ms) after offsets/N is written, i.e. T ms into batch N's execution; for JVM-side sinks "
-        "that cannot be traced. NOT deterministic: the ledger records where it landed, replays may differ"
-    ),
-}
+TIMED_POINT = points.TIMED.name
+TIMED_POINTS: dict[str, str] = points.family("timed")
 #: Moments of Spark's state maintenance, seen by the checkpoint watcher in the driver (a SIGKILL only: there is no
 #: code of the harness's to raise in). Not in :data:`ALL_CRASH_POINTS`: they exist only where the query keeps state
 #: and its maintenance runs (``spark.sql.streaming.stateStore.maintenanceInterval``), so an explicit ``--kill`` or a
 #: fault plan names them.
-SNAPSHOT_POINT = "state.snapshot"
-PURGE_POINT = "state.purge"
-BOUNDARY_POINTS: dict[str, str] = {
-    SNAPSHOT_POINT: (
-        "a full copy of state version N+1 (written by batch N) has just appeared: an HDFS .snapshot or a RocksDB "
-        ".zip, written by the maintenance task or at the commit (checkpoint watcher, within ~20 ms; SIGKILL only)"
-    ),
-    PURGE_POINT: (
-        "the first state file deleted once commits/N is on disk: the maintenance task purging versions older "
-        "than spark.sql.streaming.minBatchesToRetain, mid-purge (checkpoint watcher, within ~20 ms; SIGKILL only)"
-    ),
-}
+SNAPSHOT_POINT = points.SNAPSHOT.name
+PURGE_POINT = points.PURGE.name
+BOUNDARY_POINTS: dict[str, str] = points.family("boundary")
 #: Batch boundaries of a DStream application (:mod:`fault_injectors.dstream`): batch N is the batch that reads round
 #: N's files (one batch per round, by the files' modification times). Exact, fired in the driver; not in
 #: :data:`ALL_CRASH_POINTS`, since they exist only in a DStream scenario.
-DSTREAM_POINTS: dict[str, str] = {
-    "dstream.batch.start": (
-        "DStream batch N's jobs run: checkpoint-<time> of its generation is written (the harness waits for it), its "
-        "first output operation is about to run (exact)"
-    ),
-    "dstream.batch.end": (
-        "every output operation of DStream batch N has returned; the checkpoint that marks the batch done is not "
-        "written yet (exact)"
-    ),
-}
+DSTREAM_POINTS: dict[str, str] = points.family("dstream")
 #: The wrapped sink functions whose steps are counted, each on its own (steps restart at 1 in each call).
 WRAPPERS: dict[str, str] = {
     "foreach_batch": "a foreachBatch function (driver)",

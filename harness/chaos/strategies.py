@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from fault_injectors.actions import KILL, RAISE
 from fault_injectors.plan import STEP_POINT, TIMED_POINT, FaultRule
+from fault_injectors.points import takes_rows
 from fault_injectors.registry import kills_driver, needing, plugin_drawn
 from harness.engine.deploy import NO_DEPLOY_AFTER
 from harness.engine.epochs import EPOCHS_PER_ROUND
@@ -143,7 +144,7 @@ def chaos_specs(
             max_faults = min(max_faults, len(rows) // 2)
         sure = fault_batches(trigger.kind, rows, limit, max_faults)
         predicted = [({}, {}) for _ in range(sure)] if trigger.epochs else predicted[:sure]
-        kill_points = [p for p in kill_points if p != "sink.write.mid"] or kill_points
+        kill_points = [p for p in kill_points if not takes_rows(p)] or kill_points
     faults: list[FaultRule] = []
     servers = list(getattr(scenario.source, "fault_actions", ()))
     step_calls = steps(seed, rows, batch_rows) if steps is not None and predicted else {}
@@ -193,9 +194,9 @@ def chaos_specs(
                 )
                 continue
             partition = after_rows = None
-            if point == "sink.write.mid" and trigger is not None and trigger.epochs:
+            if takes_rows(point) and trigger is not None and trigger.epochs:
                 after_rows = draw(st.integers(0, 3))
-            elif point == "sink.write.mid":
+            elif takes_rows(point):
                 start, end = predicted[batch]
                 busy = [p for p in end if end[p] > start[p]]
                 partition = draw(st.sampled_from(busy))

@@ -15,6 +15,7 @@ from typing import Any
 
 from fault_injectors.nemesis import checkpoint_nemeses
 from fault_injectors.plan import FaultPlan, FaultRule
+from fault_injectors.points import takes_rows
 from fault_injectors.registry import kills_driver
 from harness.engine.deploy import NO_DEPLOY_AFTER
 from harness.engine.epochs import EPOCHS_PER_ROUND
@@ -144,14 +145,14 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
             )
         points = list(scenario.kill_points)
         if trigger.scheduled and len(points) > 1:
-            points = [p for p in points if p != "sink.write.mid"]
+            points = [p for p in points if not takes_rows(p)]
         rng.shuffle(points)
         for i, batch in enumerate(sorted(rng.sample(range(first_new, sure), spec.kills))):
             point = points[i % len(points)]
             partition = after_rows = None
-            if point == "sink.write.mid" and trigger.epochs:  # an epoch's rows are the clock's: a few
+            if takes_rows(point) and trigger.epochs:  # an epoch's rows are the clock's: a few
                 after_rows = rng.randint(0, 3)
-            elif point == "sink.write.mid":
+            elif takes_rows(point):
                 start, end = predicted[batch]
                 busy = [p for p in parts if end[p] > start[p]]
                 partition = rng.choice(busy)
@@ -257,7 +258,7 @@ def rules_per_point(
     rules = []
     for i, point in enumerate(points):
         partition = after = None
-        if point == "sink.write.mid":
+        if takes_rows(point):
             start, end = batches[i]
             partition = max(end, key=lambda p: end[p] - start[p])
             after = (end[partition] - start[partition]) * rows_per_offset // 2

@@ -13,6 +13,7 @@ from typing import Any
 
 from fault_injectors.actions import DEFAULT
 from fault_injectors.plan import CRASH_POINTS
+from fault_injectors.points import after_commit
 from harness.timeline.story import BatchBox, Timeline
 
 COL_W, LEFT, TOP = 160, 92, 10
@@ -217,7 +218,7 @@ def _kill_lane(tl: Timeline, col: Mapping[int, int]) -> list[str]:
         n = stacked.get(i, 0)
         stacked[i] = n + 1
         verb = "" if k["action"] == DEFAULT else f"{k['action']} @ "
-        late = " (late)" if k.get("commit_logged") and k["point"] != "after_commit_logged" else ""
+        late = " (late)" if k.get("commit_logged") and not after_commit(k["point"]) else ""
         out.append(
             _label(
                 LEFT + i * COL_W + 10,

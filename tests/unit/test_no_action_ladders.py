@@ -1,6 +1,7 @@
-"""No fault action is decided by its name outside its registered implementation (issue: the house in
-slices). The code asks the action (:mod:`fault_injectors.registry`) what it does; a string compared with
-an action's name, or a table keyed by names, is the ladder that made a new action touch 7-10 files."""
+"""No fault action or crash point is decided by its name outside its registered definition (issue: the
+house in slices). The code asks the action (:mod:`fault_injectors.registry`) what it does and the point
+(:mod:`fault_injectors.points`) what it is; a string compared with a name, or a table keyed by names, is
+the ladder that made a new fault touch 7-10 files."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from pathlib import Path
 import pytest
 
 from fault_injectors.actions import BUILTIN
+from fault_injectors.points import ALL as ALL_POINTS
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Where the built-ins are defined: the only module that may spell their names.
 HOME = ROOT / "fault_injectors" / "actions.py"
+#: Where the crash points are defined, and the plan module that names its constants from them.
+POINTS_HOME = {ROOT / "fault_injectors" / "points.py", ROOT / "fault_injectors" / "plan.py"}
 #: Names that are also ordinary words of the code (a driver's ``{"cmd": "exit"}``): only a comparison with
 #: something called ``action`` counts for them.
 COMMON_WORDS = {"raise", "exit"}
@@ -68,3 +72,41 @@ def test_the_check_finds_a_ladder(tmp_path: Path) -> None:
     )
     hits = ladders(subject)
     assert [h.split(": ", 1)[1] for h in hits] == ["'kill_broker'", 'rule.action == "raise"']
+
+
+def point_comparisons(path: Path) -> list[str]:
+    """Each comparison in ``path`` of something with a crash point's name (``==``, ``!=``, ``in`` a literal
+    of names), as ``file:line: text``."""
+    source = path.read_text()
+    names = {p.name for p in ALL_POINTS}
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        literals: list[ast.expr] = []
+        for operand in [node.left, *node.comparators]:
+            literals += operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
+        if any(isinstance(o, ast.Constant) and o.value in names for o in literals):
+            found.append(f"{shown}:{node.lineno}: {ast.get_source_segment(source, node)}")
+    return found
+
+
+def test_no_module_compares_a_crash_point_name() -> None:
+    files = [p for pkg in ("harness", "scenarios", "fault_injectors") for p in sorted((ROOT / pkg).rglob("*.py"))]
+    found = [hit for p in files if p not in POINTS_HOME for hit in point_comparisons(p)]
+    assert not found, "ask the point (fault_injectors.points) instead of its name:\n" + "\n".join(found)
+
+
+def test_the_point_check_finds_a_comparison(tmp_path: Path) -> None:
+    subject = tmp_path / "subject.py"
+    subject.write_text(
+        'POINTS = ("sink.write.mid",)  # naming points as data is fine\n'
+        "def f(point):\n"
+        '    if point == "sink.write.mid":\n        return 1\n'
+        '    return point in ("after_commit_logged", "x")\n'
+    )
+    assert [h.split(": ", 1)[1] for h in point_comparisons(subject)] == [
+        'point == "sink.write.mid"',
+        'point in ("after_commit_logged", "x")',
+    ]

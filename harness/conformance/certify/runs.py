@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.actions import KILL
+from fault_injectors.points import after_commit
 from harness.conformance.certify.documented import REPLAYABLE
 from harness.conformance.guarantees import NONE, from_kinds
 
@@ -100,12 +101,13 @@ ATTEMPTS = 3
 
 
 def late_kills(kills_fired: Sequence[dict[str, Any]]) -> list[str]:
-    """Kills at ``sink.commit.after`` that landed after Spark had written ``commits/N`` all the same (the
-    ledger's ``commit_logged``): they did not test the window they were planned for."""
+    """Kills planned before Spark's ``commits/N`` (``sink.commit.after``, reached by a watcher) that landed
+    after Spark had written it all the same (the ledger's ``commit_logged``): they did not test the window
+    they were planned for."""
     return [
         f"{k['point']}@{k['batch']}"
         for k in kills_fired
-        if k["point"] == "sink.commit.after" and k.get("context", {}).get("commit_logged")
+        if k.get("context", {}).get("commit_logged") and not after_commit(k["point"])
     ]
 
 

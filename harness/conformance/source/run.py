@@ -33,6 +33,7 @@ from typing import Any
 
 from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.plan import FaultPlan, FaultRule
+from fault_injectors.points import marking
 from harness.engine.conductor import Conductor
 from harness.engine.history import History
 from harness.engine.pool import DriverPool
@@ -144,7 +145,7 @@ class _Rules:
         if nth is not None:
             committed = batch_ids(self.paths.checkpoint / "commits")
             batch = (committed[-1] if committed else -1) + max(1, nth)
-            if point == "after_offsets_logged" and latest is not None:
+            if point == marking("offsets") and latest is not None:
                 batch = max(batch, latest + 1)  # the watcher fires on offsets files that appear, not on old ones
         self.rules.append(FaultRule(f"k{seq}", point, batch))
         FaultPlan(tuple(self.rules)).save(self.paths.faults / "plan.json")
