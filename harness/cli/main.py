@@ -216,6 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     if problem := _directory_problem(args):
         return _fail(problem)
+    from harness.spark.releases import unsupported
+
+    if outside := unsupported():
+        return _fail(outside)
     from fault_injectors.plugins import PluginError, plugin_actions
 
     try:  # a broken plugin is refused before any work, as pytest refuses one (loaded once per process)

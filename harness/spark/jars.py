@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -168,6 +169,11 @@ def problem(name: str, *, root: Path | None = None) -> str | None:
         return f"jar set {name!r} cannot be had for PySpark {release.spark}: {exc}"
     if not coords:
         return None
+    if name == DELTA and importlib.util.find_spec("delta") is None:  # DeltaTable, MERGE: Python beside the jars
+        return (
+            f"Delta's Python API (the delta-spark package) is not installed beside PySpark {release.spark}: "
+            "pip install 'spark-exactly-once-harness[delta]'"
+        )
     directory = set_dir(name, release, root=root)
     if is_complete(directory, coords):
         return None

@@ -126,6 +126,27 @@ def pyspark_version() -> str:
     return str(pyspark.__version__)
 
 
+#: The PySpark releases the harness runs on, as pyproject.toml's dependency says (a test checks they agree):
+#: measured on 4.1.4, 4.2.0 and 4.3.0 (docs/your-project.md, "Your Spark").
+SUPPORTED = "pyspark>=4.1,<4.4"
+_SUPPORTED_LINES = ((4, 1), (4, 4))
+
+
+def unsupported(version: str | None = None) -> str | None:
+    """Why the installed PySpark (or ``version``) is outside :data:`SUPPORTED`, in one line; ``None`` inside."""
+    found = version or pyspark_version()
+    try:
+        line = tuple(int(part) for part in found.split(".")[:2])
+    except ValueError:
+        return None  # a development build's version: let it run
+    if _SUPPORTED_LINES[0] <= line < _SUPPORTED_LINES[1]:
+        return None
+    return (
+        f"PySpark {found} is outside the range the harness supports ({SUPPORTED}); install one inside it beside "
+        "the harness (pip install 'pyspark==4.2.0'), or see docs/your-project.md for what each release measured"
+    )
+
+
 @functools.cache
 def _scala_of(jars: Path) -> str:
     for jar in jars.glob("spark-core_*.jar"):

@@ -44,7 +44,7 @@ def scenario_problem(scenario: Any, bootstrap: str | None = None) -> str | None:
         return f"HARNESS_PACKAGES: {exc}"
     for jar_set in scenario.jars:
         if reason := problem(jar_set):
-            return f"scenario {scenario.name} needs {reason}"
+            return f"scenario {scenario.name} cannot run here: {reason}"
     if not uses_kafka(scenario):
         return None if bootstrap is None else f"--kafka {bootstrap}: scenario {scenario.name} does not use Kafka"
     try:

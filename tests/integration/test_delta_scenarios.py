@@ -187,7 +187,8 @@ def test_a_delta_scenario_without_the_delta_jars_is_refused_in_one_line(
     rc, out, err = harness("run", "foreachbatch_delta_txn", "--seed", "1", "--kills", "0")
     assert rc == 2, (out, err)
     lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "scenario foreachbatch_delta_txn needs jar set 'delta-spark'" in lines[0], err
+    refusal = "scenario foreachbatch_delta_txn cannot run here: jar set 'delta-spark'"
+    assert len(lines) == 1 and refusal in lines[0], err
     assert "harness setup`" in lines[0] and "Traceback" not in err
 
 

@@ -63,25 +63,30 @@ def clean_environ() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "PYTHON", "VIRTUAL_ENV", "HARNESS_"))}
 
 
-def make_venv(venv: Path, wheels: Path, requirements: tuple[str, ...], env: dict[str, str]) -> None:
-    """Build this checkout's wheel into ``wheels`` and install it with ``requirements`` into a new ``venv``."""
+def make_venv(
+    venv: Path, wheels: Path, requirements: tuple[str, ...], env: dict[str, str], extras: str = "delta"
+) -> None:
+    """Build this checkout's wheel into ``wheels`` and install it (with ``extras``, comma-separated; ``""``:
+    none) and ``requirements`` into a new ``venv``."""
     python = getattr(sys, "_base_executable", None) or sys.executable
     build = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
                 wheels.parent, env, 600)  # fmt: skip
     assert build.returncode == 0
     wheel = next(wheels.glob("spark_exactly_once_harness-*.whl"))
     assert run([python, "-m", "venv", str(venv)], wheels.parent, env, 300).returncode == 0
+    target = f"{wheel}[{extras}]" if extras else str(wheel)
     install = run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                   str(wheel), *requirements], wheels.parent, env, 1200)  # fmt: skip
+                   target, *requirements], wheels.parent, env, 1200)  # fmt: skip
     assert install.returncode == 0
 
 
-def install_wheel(tmp_path: Path, *requirements: str) -> UserEnv:
-    """Build this checkout's wheel and install it, with ``requirements`` (``pyspark==4.1.4``, say), into a
-    fresh venv under ``tmp_path``; set-up's cache is ``tmp_path/cache``."""
+def install_wheel(tmp_path: Path, *requirements: str, extras: str = "delta") -> UserEnv:
+    """Build this checkout's wheel and install it, with ``extras`` (Delta's Python API by default) and
+    ``requirements`` (``pyspark==4.1.4``, say), into a fresh venv under ``tmp_path``; set-up's cache is
+    ``tmp_path/cache``."""
     clean = clean_environ()
     venv, cache = tmp_path / "venv", tmp_path / "cache"
-    make_venv(venv, tmp_path / "wheels", requirements, clean)
+    make_venv(venv, tmp_path / "wheels", requirements, clean, extras)
     env = dict(clean)
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{path_without_mvn(tmp_path / 'shims')}", HARNESS_CACHE_DIR=str(cache))
     cache.mkdir()

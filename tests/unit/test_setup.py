@@ -195,3 +195,33 @@ def test_a_connector_no_patch_of_the_line_is_served_for_is_unserved(
     [kafka] = [s for s in steps if s.name == "kafka-connector"]
     assert kafka.status == "unserved" and "4.3.1 is not served" in kafka.note, kafka
     assert "cannot be had for PySpark 4.3.1" in (jars.problem("kafka-connector") or "")
+
+
+def test_delta_without_its_python_api_is_refused_naming_the_extra(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "delta" else real(name, *a))
+    reason = jars.problem("delta-spark") or ""
+    assert "delta-spark package) is not installed" in reason and "spark-exactly-once-harness[delta]" in reason
+    assert "\n" not in reason
+
+
+def test_the_supported_range_is_pyprojects_and_a_release_outside_it_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tomllib
+
+    from harness.cli.main import main
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    assert releases.SUPPORTED in pyproject["project"]["dependencies"]
+    assert [releases.unsupported(v) is None for v in ("4.0.5", "4.1.4", "4.2.0", "4.3.0", "4.4.0", "3.5.9")] == [
+        False, True, True, True, False, False
+    ]  # fmt: skip
+    monkeypatch.setattr(releases, "pyspark_version", lambda: "4.0.5")
+    assert main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "PySpark 4.0.5 is outside the range the harness supports (pyspark>=4.1,<4.4)" in err
