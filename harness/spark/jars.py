@@ -160,6 +160,18 @@ def is_complete(directory: Path, coords: tuple[str, ...]) -> bool:
     return all((directory / j).is_file() for j in stamp.get("jars", ()))
 
 
+def python_api_problem(name: str) -> str | None:
+    """Why a pipeline needing jar set ``name`` lacks its Python side, in one line (Delta: ``DeltaTable`` and
+    ``MERGE`` come from the delta-spark package, the harness's ``delta`` extra); ``None`` when it has it. Not
+    part of :func:`problem`: the jars are wired into sessions whether or not the Python package is there."""
+    if name == DELTA and importlib.util.find_spec("delta") is None:
+        return (
+            f"Delta's Python API (the delta-spark package) is not installed beside PySpark {current().spark}: "
+            "pip install 'spark-exactly-once-harness[delta]'"
+        )
+    return None
+
+
 def problem(name: str, *, root: Path | None = None) -> str | None:
     """Why set ``name`` cannot be used here (one line naming the release and what to run), or ``None``."""
     release = current()
@@ -169,11 +181,6 @@ def problem(name: str, *, root: Path | None = None) -> str | None:
         return f"jar set {name!r} cannot be had for PySpark {release.spark}: {exc}"
     if not coords:
         return None
-    if name == DELTA and importlib.util.find_spec("delta") is None:  # DeltaTable, MERGE: Python beside the jars
-        return (
-            f"Delta's Python API (the delta-spark package) is not installed beside PySpark {release.spark}: "
-            "pip install 'spark-exactly-once-harness[delta]'"
-        )
     directory = set_dir(name, release, root=root)
     if is_complete(directory, coords):
         return None

@@ -204,9 +204,14 @@ def test_delta_without_its_python_api_is_refused_naming_the_extra(
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "delta" else real(name, *a))
-    reason = jars.problem("delta-spark") or ""
+    reason = jars.python_api_problem("delta-spark") or ""
     assert "delta-spark package) is not installed" in reason and "spark-exactly-once-harness[delta]" in reason
-    assert "\n" not in reason
+    assert "\n" not in reason and jars.python_api_problem("kafka-connector") is None
+    from scenarios import all_scenarios
+    from scenarios.kafka.preflight import scenario_problem
+
+    said = scenario_problem(all_scenarios()["foreachbatch_delta_merge"]) or ""
+    assert said.startswith("scenario foreachbatch_delta_merge cannot run here: ") and "[delta]" in said
 
 
 def test_the_supported_range_is_pyprojects_and_a_release_outside_it_is_refused(
