@@ -17,6 +17,7 @@ from typing import Any
 
 from fault_injectors import points, registry
 from fault_injectors.actions import DEFAULT
+from fault_injectors.plugins import PluginError
 
 #: Named crash points of the micro-batch protocol, in protocol order, and how precisely each is hit
 #: (:mod:`fault_injectors.points` defines them).
@@ -113,7 +114,7 @@ class FaultRule:
             )
         try:
             watcher_kill = registry.watcher_kill(self.action)
-        except registry.UnknownActionError as exc:
+        except (registry.UnknownActionError, PluginError) as exc:  # a broken plugin: the plan cannot be checked
             raise FaultPlanError(f"{where}: field 'action': {exc}") from None
         for name in ("batch", "partition", "after_rows", "attempt"):
             _check_int(where, name, getattr(self, name))
@@ -163,7 +164,7 @@ class FaultRule:
             if self.wrapper is not None:
                 text += f" in {self.wrapper}"
         elif self.timed:
-            return f"kill {self.after_ms} ms into batch {batch} (timed, not deterministic)"
+            return f"{verb} {self.after_ms} ms into batch {batch} (timed, not deterministic)"
         else:
             text = f"{verb} at {self.point} of batch {batch}"
         for name, label in (("partition", "partition"), ("attempt", "attempt"), ("after_rows", "after rows")):

@@ -51,6 +51,11 @@ def _checked(ep: EntryPoint, candidate: object) -> FaultAction:
     _check_name(ep, "action", candidate.name)
     if candidate.effect not in EFFECTS:
         raise PluginError(f"{where}: action {candidate.name}: effect {candidate.effect!r}; known: {EFFECTS}")
+    if candidate.from_watcher and candidate.effect not in ("driver", "daemon"):
+        raise PluginError(
+            f"{where}: action {candidate.name}: from_watcher with effect {candidate.effect!r}; a watcher thread has "
+            "no code to fail: only an action that takes the driver or a daemon down may be carried out there"
+        )
     if candidate.needs not in NEEDS:
         raise PluginError(f"{where}: action {candidate.name}: needs {candidate.needs!r}; known: {NEEDS}")
     if not candidate.verb or not candidate.doc:

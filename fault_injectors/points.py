@@ -31,6 +31,9 @@ class CrashPoint:
     per_task: bool = False
     #: The checkpoint file whose appearance it is (``offsets``: ``offsets/N``; ``commits``: ``commits/N``).
     marks: Literal["", "offsets", "commits"] = ""
+    #: It is the window between a sink's commit of batch N and Spark's ``commits/N``: a kill planned here that
+    #: finds ``commits/N`` written (a watcher too slow) did not test what it was planned for.
+    commit_window: bool = False
 
     @property
     def after_commit(self) -> bool:
@@ -84,6 +87,7 @@ PROTOCOL: tuple[CrashPoint, ...] = (
         "the sink has committed batch N, Spark's commits/N is not written yet (Python sink / foreachBatch: exact; "
         "file sink: a watcher on _spark_metadata/N, best effort — the ledger records whether commits/N existed)",
         "protocol",
+        commit_window=True,
     ),
     CrashPoint(
         "after_commit_logged",
@@ -108,13 +112,15 @@ TIMED = CrashPoint(
 SNAPSHOT = CrashPoint(
     "state.snapshot",
     "a full copy of state version N+1 (written by batch N) has just appeared: an HDFS .snapshot or a RocksDB "
-    ".zip, written by the maintenance task or at the commit (checkpoint watcher, within ~20 ms; SIGKILL only)",
+    ".zip, written by the maintenance task or at the commit (checkpoint watcher, within ~20 ms; the driver "
+    "killed only)",
     "boundary",
 )
 PURGE = CrashPoint(
     "state.purge",
     "the first state file deleted once commits/N is on disk: the maintenance task purging versions older "
-    "than spark.sql.streaming.minBatchesToRetain, mid-purge (checkpoint watcher, within ~20 ms; SIGKILL only)",
+    "than spark.sql.streaming.minBatchesToRetain, mid-purge (checkpoint watcher, within ~20 ms; the driver killed "
+    "only)",
     "boundary",
 )
 DSTREAM: tuple[CrashPoint, ...] = (
@@ -154,6 +160,13 @@ def after_commit(name: str) -> bool:
     crash point (a history's nemesis or deploy entry)."""
     found = _BY_NAME.get(name)
     return found is not None and found.after_commit
+
+
+def in_commit_window(name: str) -> bool:
+    """Whether ``name`` is a sink's commit window (:attr:`CrashPoint.commit_window`); ``False`` for what is no
+    crash point."""
+    found = _BY_NAME.get(name)
+    return found is not None and found.commit_window
 
 
 def takes_rows(name: str) -> bool:

@@ -63,12 +63,12 @@ def history_kind(name: str) -> str:
 
 def plugin_drawn(*, watcher: bool) -> tuple[str, ...]:
     """The installed plugins' actions a campaign draws at a named point, in load order: those that need no
-    cluster and no server (``watcher``: the point is one only the checkpoint watcher reaches, so the action
-    must be one it can carry out)."""
+    cluster and no server (``watcher``: the point is one only a watcher reaches, so the action must be one
+    every watcher carries out: :func:`watcher_kill`)."""
     return tuple(
         a.name
         for a in plugin_actions()
-        if a.drawn and a.needs == "" and a.resource is None and (a.from_watcher or not watcher)
+        if a.drawn and a.needs == "" and a.resource is None and (watcher_kill(a.name) or not watcher)
     )
 
 

@@ -75,6 +75,12 @@ def pytest_configure(config: pytest.Config) -> None:
     _shard_option(config)  # a bad --harness-shard or --harness-database stops the session before any test
     _database_option(config)
     settings.configure(config)
+    from fault_injectors.plugins import PluginError, plugin_actions
+
+    try:  # a broken plugin of the harness stops the session in one line, as the command line refuses it
+        plugin_actions()
+    except PluginError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from fault_injectors.actions import BUILTIN, DEFAULT
+from fault_injectors.actions import BUILTIN, DEFAULT, KILL, RAISE
 from fault_injectors.nemesis import NEMESES
 from fault_injectors.plan import (
     BOUNDARY_POINTS,
@@ -37,6 +37,7 @@ _EFFECTS = {
     "executor": "the executor JVM dies; Spark reruns its tasks",
     "daemon": "a daemon or server of the run dies and its owner restarts it; the query runs on",
 }
+_DRAWN = {KILL.name: "base fault (hard)", RAISE.name: "base fault (soft)"}
 _NEEDS = {"": "", "executors": "executors apart from the driver", "standalone": "`--cluster standalone:W`"}
 
 
@@ -79,11 +80,12 @@ def render() -> str:
         "## Fault actions",
         "",
         f"A rule's `action` (default `{DEFAULT}`); `--kill POINT:N@ACTION` names one. *Watcher*: the checkpoint",
-        "watcher in the driver may carry it out (points only it reaches). *Drawn*: campaigns draw it on their own",
-        "where its needs are met (the others come from `hard_kill_ratio`, or a plan).",
+        "watcher in the driver may carry it out (points only it reaches). *Campaigns*: how chaos campaigns draw it:",
+        "the driver kill and the raise are their base faults (`hard_kill_ratio` picks between them); the cluster's",
+        "and a source's servers' actions replace some faults where the run has them; the others only a plan names.",
         "",
         *_table(
-            ("action", "what it does", "what that means for the run", "needs", "watcher", "drawn"),
+            ("action", "what it does", "what that means for the run", "needs", "watcher", "campaigns"),
             (
                 (
                     f"`{a.name}`",
@@ -91,7 +93,7 @@ def render() -> str:
                     _EFFECTS[a.effect],
                     _NEEDS[a.needs] + (f"a server of the run (`{a.resource}`)" if a.resource else ""),
                     "yes" if a.from_watcher else "",
-                    "yes" if a.drawn else "",
+                    _DRAWN.get(a.name, "replaces some faults" if a.drawn else "a plan names it"),
                 )
                 for a in BUILTIN
             ),

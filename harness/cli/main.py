@@ -206,6 +206,10 @@ def _directory_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+#: Commands that start no Spark and read nothing release-specific: not refused on a PySpark outside the range.
+SPARK_FREE = frozenset({"list", "inspect", "merge"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from harness.spark.project import load_project_settings
@@ -218,7 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(problem)
     from harness.spark.releases import unsupported
 
-    if outside := unsupported():
+    # The checkpoint reader and the listings start no Spark: they serve any PySpark.
+    if args.command not in SPARK_FREE and (outside := unsupported()):
         return _fail(outside)
     from fault_injectors.plugins import PluginError, plugin_actions
 

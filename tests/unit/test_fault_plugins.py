@@ -69,8 +69,10 @@ def test_an_installed_plugin_adds_its_actions(installed: Install) -> None:
     assert rule.describe() == "freeze at after_offsets_logged of batch 1"
     assert registry.kills_driver("vendor.freeze") and registry.history_kind("vendor.freeze") == "kill"
     assert not registry.crashes("vendor.slow_disk")
-    # Drawn by campaigns: only what says so, needs nothing, and (at a watcher-only point) fires from there.
+    # Drawn by campaigns: only what says so, needs nothing, and (at a watcher-only point) takes the driver down
+    # from there, as every watcher does.
     assert registry.plugin_drawn(watcher=True) == ("vendor.freeze",)
+    assert registry.plugin_drawn(watcher=False) == ("vendor.freeze",)
     # The watcher-only points take it: it kills the driver from the watcher.
     FaultRule("s", "state.snapshot", 2, action="vendor.freeze")
     with pytest.raises(FaultPlanError, match="can only take the driver down"):
@@ -92,6 +94,7 @@ def test_an_unknown_action_lists_the_plugins_too(installed: Install) -> None:
         ("NEMESES = {'vendor.x': 3}\n", "nemesis vendor.x: give a function with a docstring"),
         ("NEMESES = {'x': print}\n", "nemesis name 'x' must be 'vendor', a dot"),
         ("NEMESES = [print]\n", "NEMESES must map names to functions"),
+        (GOOD.replace('"driver", _run, from_', '"firing", _run, from_'), "a watcher thread has"),
         (GOOD.replace('"{ep}.freeze"', '"freeze"'), "action name 'freeze' must be 'vendor', a dot"),
         (GOOD.replace('"{ep}.freeze"', '"other.freeze"'), "action name 'other.freeze' must be 'vendor'"),
         (GOOD.replace('"driver", _run', '"node", _run'), "effect 'node'; known"),
@@ -175,3 +178,11 @@ def test_a_plugins_nemesis_is_known_listed_and_applied(installed: Install, tmp_p
     assert [op.describe() for op in ops if op.kind == "nemesis"] == [
         "checkpoint nemesis vendor.wipe_sources (no query running)"
     ]
+
+
+def test_a_daemon_action_is_not_drawn_where_only_a_watcher_fires(installed: Install) -> None:
+    # The watchers of a sink's commit window and of state files fire only actions that take the driver down: a
+    # daemon action drawn there would never fire.
+    installed("vendor", GOOD.replace('"daemon", _run)', '"daemon", _run, from_watcher=True, drawn=True)'))
+    assert registry.plugin_drawn(watcher=False) == ("vendor.freeze", "vendor.slow_disk")
+    assert registry.plugin_drawn(watcher=True) == ("vendor.freeze",)

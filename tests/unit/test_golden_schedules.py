@@ -25,6 +25,13 @@ def test_every_library_scenario_is_pinned() -> None:
     assert sorted(all_scenarios()) == sorted(k for k in PINNED if k != "hypothesis"), REWRITE
 
 
+def test_no_plugin_is_installed_beside() -> None:
+    # Campaigns draw an installed plugin's actions: the pinned draws are those of an environment without one.
+    from fault_injectors.plugins import plugin_actions
+
+    assert plugin_actions() == (), "uninstall the harness plugins to compare the pinned draws"
+
+
 @pytest.mark.parametrize("name", sorted(all_scenarios()))
 def test_run_schedules_of_seeds_1_to_20_are_unchanged(name: str) -> None:
     for seed in SEEDS:

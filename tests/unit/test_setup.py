@@ -227,6 +227,8 @@ def test_the_supported_range_is_pyprojects_and_a_release_outside_it_is_refused(
         False, True, True, True, False, False
     ]  # fmt: skip
     monkeypatch.setattr(releases, "pyspark_version", lambda: "4.0.5")
-    assert main(["list"]) == 2
+    assert main(["run", "file_sink_stateless", "--kills", "1"]) == 2  # refused before anything starts
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "PySpark 4.0.5 is outside the range the harness supports (pyspark>=4.1,<4.4)" in err
+    assert main(["list"]) == 0  # the listings and the checkpoint reader start no Spark: any PySpark serves
+    capsys.readouterr()

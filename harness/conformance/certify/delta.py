@@ -21,10 +21,11 @@ from scenarios.library import delta_sink_append
 
 
 def delta_missing() -> str | None:
-    """Why no Delta run can start here (the jar set missing or not for this pyspark), one line; else ``None``."""
-    from harness.spark.jars import DELTA, problem
+    """Why no Delta run can start here (Delta's Python API or its jar set missing, or not for this pyspark), one
+    line; else ``None``."""
+    from harness.spark.jars import DELTA, problem, python_api_problem
 
-    return problem(DELTA)
+    return python_api_problem(DELTA) or problem(DELTA)
 
 
 def deltars_missing() -> str | None:

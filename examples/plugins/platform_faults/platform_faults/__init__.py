@@ -2,8 +2,11 @@
 
 A managed platform that reclaims a node (a spot instance, a pod evicted for a higher-priority one) does
 not SIGKILL the driver: it sends SIGTERM to every process of the container, waits a grace period, then
-SIGKILLs what is left. Spark's JVM runs its shutdown hooks in between (the SparkContext stops, the
-streaming query's thread is interrupted mid-batch), which a bare SIGKILL never exercises.
+SIGKILLs what is left. Here the Python driver dies at the SIGTERM and Spark's JVM starts its shutdown hooks;
+the harness, seeing its driver gone, SIGKILLs the rest of the driver's process group at once, so the JVM
+gets a few milliseconds of shutdown rather than the grace period (the reaper's SIGKILL is the platform's,
+for what the harness would not reach). At a point where a watcher holds the JVM stopped (a JVM sink's
+commit window) the JVM never runs its hooks.
 """
 
 from __future__ import annotations
