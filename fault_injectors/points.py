@@ -34,6 +34,9 @@ class CrashPoint:
     #: It is the window between a sink's commit of batch N and Spark's ``commits/N``: a kill planned here that
     #: finds ``commits/N`` written (a watcher too slow) did not test what it was planned for.
     commit_window: bool = False
+    #: A fault here may leave the sink holding batch N while ``commits/N`` is missing (the commit window, a step
+    #: of the sink's own code): a restart must find the sink's own record of the batch.
+    sink_may_hold: bool = False
 
     @property
     def after_commit(self) -> bool:
@@ -88,6 +91,7 @@ PROTOCOL: tuple[CrashPoint, ...] = (
         "file sink: a watcher on _spark_metadata/N, best effort — the ledger records whether commits/N existed)",
         "protocol",
         commit_window=True,
+        sink_may_hold=True,
     ),
     CrashPoint(
         "after_commit_logged",
@@ -102,6 +106,7 @@ STEP = CrashPoint(
     "just after step K of the user's sink code returns in batch N (a call from the user's module into code "
     "outside it: a database driver, os, file I/O, another library); exact and deterministic",
     "step",
+    sink_may_hold=True,
 )
 TIMED = CrashPoint(
     "batch.time",

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fault_injectors.points import ALL as ALL_POINTS
 from harness.inspector import batch_ids
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ DEPLOY_POINT = "deploy"
 NOTHING_DEPLOYED = "the deployed version committed no batch"
 #: Crash points after which the sink may hold batch N while ``commits/N`` is missing: a deploy there would have
 #: version 2 replay a batch the sink skips (its own log says it is written), so none is made after them.
-NO_DEPLOY_AFTER = frozenset({"sink.commit.after", "sink.step"})
+NO_DEPLOY_AFTER = frozenset(p.name for p in ALL_POINTS if p.sink_may_hold)
 
 
 @dataclass(frozen=True)
