@@ -25,6 +25,11 @@ POINTS_HOME = {ROOT / "fault_injectors" / "points.py", ROOT / "fault_injectors" 
 COMMON_WORDS = {"raise", "exit"}
 
 
+def code_files() -> list[Path]:
+    """Every module of the three packages, in path order."""
+    return [p for pkg in ("harness", "scenarios", "fault_injectors") for p in sorted((ROOT / pkg).rglob("*.py"))]
+
+
 def _docstrings(tree: ast.AST) -> set[int]:
     ids = set()
     for node in ast.walk(tree):
@@ -57,8 +62,7 @@ def ladders(path: Path) -> list[str]:
 
 
 def test_no_module_decides_by_an_action_name() -> None:
-    files = [p for pkg in ("harness", "scenarios", "fault_injectors") for p in sorted((ROOT / pkg).rglob("*.py"))]
-    found = [hit for p in files if p != HOME for hit in ladders(p)]
+    found = [hit for p in code_files() if p != HOME for hit in ladders(p)]
     assert not found, "ask the action (fault_injectors.registry) instead of its name:\n" + "\n".join(found)
 
 
@@ -93,8 +97,7 @@ def point_comparisons(path: Path) -> list[str]:
 
 
 def test_no_module_compares_a_crash_point_name() -> None:
-    files = [p for pkg in ("harness", "scenarios", "fault_injectors") for p in sorted((ROOT / pkg).rglob("*.py"))]
-    found = [hit for p in files if p not in POINTS_HOME for hit in point_comparisons(p)]
+    found = [hit for p in code_files() if p not in POINTS_HOME for hit in point_comparisons(p)]
     assert not found, "ask the point (fault_injectors.points) instead of its name:\n" + "\n".join(found)
 
 
