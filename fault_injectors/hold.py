@@ -19,10 +19,11 @@ from pathlib import Path
 from fault_injectors.crash import FaultSite
 from fault_injectors.observe import observe
 from fault_injectors.plan import FaultRule
+from fault_injectors.points import per_task
 from fault_injectors.registry import action
 
 #: Per-task crash points fired by the source's read (``write_points`` on) and by a sink writer's ``write``.
-SOURCE_TASK_POINTS = ("source.read", "sink.write.start", "sink.write.mid", "sink.write.end")
+SOURCE_TASK_POINTS = per_task()
 SINK_TASK_POINTS = ("sink.write.start", "sink.write.mid", "sink.write.end")
 #: A sibling stops waiting when no target task has started within this time (a separate job, no free slot).
 START_GRACE_S = 2.0

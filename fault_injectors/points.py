@@ -179,9 +179,9 @@ def takes_rows(name: str) -> bool:
     return point(name).takes_rows
 
 
-def per_task(names: tuple[str, ...] | None = None) -> tuple[str, ...]:
-    """The points that fire inside a task, in order (among ``names`` when given)."""
-    return tuple(p.name for p in ALL if p.per_task and (names is None or p.name in names))
+def per_task() -> tuple[str, ...]:
+    """The points that fire inside a task, in protocol order."""
+    return tuple(p.name for p in ALL if p.per_task)
 
 
 def marking(log: Literal["offsets", "commits"]) -> str:
