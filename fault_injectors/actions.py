@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from fault_injectors.kills import kill_cluster_daemon, kill_driver_groups, kill_executor_jvm
+from fault_injectors.kills import kill_cluster_daemon, kill_driver_groups, kill_driver_python, kill_executor_jvm
 from fault_injectors.servers import kill_server
 
 if TYPE_CHECKING:
@@ -165,7 +165,18 @@ KILL_BROKER = Action(
     "daemon", _kill_broker, from_watcher=True, resource=BROKER_FILE, drawn=True,
 )  # fmt: skip
 
-#: The built-in actions, in the order campaigns draw among them (reordering changes what a seed draws).
-BUILTIN: tuple[FaultAction, ...] = (KILL, RAISE, EXIT, KILL_EXECUTOR, KILL_WORKER, KILL_MASTER, KILL_BROKER)
+KILL_PYTHON = Action(
+    "kill_python", "kill python",
+    "SIGKILL the driver's Python process alone where the pool hosts Spark's JVM apart (check-sink's step kills of "
+    "a foreachBatch function): the JVM lives on, the next driver process attaches to it; elsewhere as "
+    "kill_process_group",
+    "driver", lambda rule, batch, fault_dir: kill_driver_python(),
+)  # fmt: skip
+
+#: The built-in actions, in the order campaigns draw among them (reordering changes what a seed draws);
+#: a new one goes last.
+BUILTIN: tuple[FaultAction, ...] = (
+    KILL, RAISE, EXIT, KILL_EXECUTOR, KILL_WORKER, KILL_MASTER, KILL_BROKER, KILL_PYTHON,
+)  # fmt: skip
 #: The action of a fault rule that names none.
 DEFAULT = KILL.name

@@ -6,6 +6,10 @@ Process groups: the Python driver and its JVM share one group because the runner
 ``start_new_session=True``; PySpark's worker daemon moves itself and its workers into a group of their own
 (``os.setpgid(0, 0)`` in ``pyspark/daemon.py``), so a kill from a worker signals the driver's group, named
 by ``HARNESS_DRIVER_PGID`` in the environment, and then its own.
+
+A pool that hosts Spark's JVM apart (:mod:`harness.engine.jvmhost`) runs the driver's Python process in a group
+of its own, attached to the host's JVM: ``HARNESS_DRIVER_GROUPS`` then names a file listing both groups, and a
+kill of the driver takes both down, while :func:`kill_driver_python` takes down the Python process alone.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from pathlib import Path
 
 #: Set by the child driver before its JVM starts; every process of the driver inherits it.
 DRIVER_PGID_ENV = "HARNESS_DRIVER_PGID"
+#: A file listing the process groups of a driver whose JVM a pool hosts apart (set in the host and in the driver).
+DRIVER_GROUPS_ENV = "HARNESS_DRIVER_GROUPS"
 #: Where the harness's standalone cluster lists its daemons (``harness.spark.standalone``).
 CLUSTER_FILE_ENV = "HARNESS_CLUSTER_FILE"
 
@@ -26,19 +32,42 @@ class InjectedFault(RuntimeError):
     """Raised by a fault rule with ``action="raise"``."""
 
 
+def driver_groups() -> list[int]:
+    """The driver's process groups: ``HARNESS_DRIVER_PGID`` and, with a hosted JVM, the groups its file lists."""
+    found = [os.environ.get(DRIVER_PGID_ENV, "")]
+    listing = os.environ.get(DRIVER_GROUPS_ENV)
+    if listing:
+        try:
+            found += Path(listing).read_text().split()
+        except OSError:
+            pass  # the pool is gone: only the group of the environment is left to kill
+    return list(dict.fromkeys(int(g) for g in found if g.isdigit()))
+
+
 def kill_driver_groups() -> None:
-    """SIGKILL the driver's process group, then this process's own group.
+    """SIGKILL the driver's process groups, then this process's own group.
 
     Does not return when called from inside the driver's process tree."""
     own = os.getpgid(0)
-    driver = os.environ.get(DRIVER_PGID_ENV)
-    if driver and driver.isdigit() and int(driver) != own:
-        try:
-            os.killpg(int(driver), signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    for group in driver_groups():
+        if group != own:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     os.killpg(own, signal.SIGKILL)
     time.sleep(60)  # not reached: SIGKILL is delivered to this process too
+
+
+def kill_driver_python() -> None:
+    """SIGKILL the driver's Python process alone when a pool hosts its JVM apart and this is that process;
+    anywhere else (a JVM that dies with its Python, a Python worker) the whole driver, as
+    :func:`kill_driver_groups`. Does not return."""
+    own = os.getpgid(0)
+    if os.environ.get(DRIVER_GROUPS_ENV) and os.environ.get(DRIVER_PGID_ENV) == str(own) == str(os.getpid()):
+        os.killpg(own, signal.SIGKILL)
+        time.sleep(60)  # not reached
+    kill_driver_groups()
 
 
 def _parent(pid: int) -> tuple[int, str]:

@@ -53,6 +53,7 @@ from harness.engine.spec import RunSpec
 from harness.engine.trigger import run_trigger
 from harness.inspector import batch_ids, read_commit
 from harness.inspector.spark_view import StateUnreadable, read_state_rows
+from harness.spark.attach import attached
 from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session, reader_session
 from harness.spark.warm import warm
 from harness.verdict.check import INPUT_BATCHES
@@ -359,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
                 reply["refused"] = True
             reply["traceback"] = traceback.format_exc()
         _send(proto, reply)
-    spark.stop()
+    if not attached():  # a hosted JVM's SparkContext outlives its drivers: the pool stops it
+        spark.stop()
     return 0
 
 

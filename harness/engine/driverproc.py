@@ -17,8 +17,8 @@ from harness.spark.session import spark_env
 
 
 class DriverProcess:
-    """``python -m harness.engine.driver`` in a new session (its own process group),
-    with a line protocol on stdin/stdout and stderr appended to ``log_path``."""
+    """``python -m harness.engine.driver`` (or ``module``: the JVM host of :mod:`harness.engine.jvmhost`) in a new
+    session (its own process group), with a line protocol on stdin/stdout and stderr appended to ``log_path``."""
 
     def __init__(
         self,
@@ -28,6 +28,7 @@ class DriverProcess:
         master: str,
         confs: Mapping[str, str],
         extra_env: Mapping[str, str] | None = None,
+        module: str = "harness.engine.driver",
     ) -> None:
         self.incarnation = incarnation
         self.name = f"driver-{incarnation}"
@@ -42,7 +43,7 @@ class DriverProcess:
         cmd = [
             sys.executable,
             "-m",
-            "harness.engine.driver",
+            module,
             "--master",
             master,
             "--confs",

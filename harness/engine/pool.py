@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.kills import CLUSTER_FILE_ENV
+from fault_injectors.kills import CLUSTER_FILE_ENV, DRIVER_GROUPS_ENV
 from harness.engine.driverproc import DriverProcess
+from harness.spark.attach import ATTACH_ENV, GATEWAY_PORT_ENV, GATEWAY_SECRET_ENV
 from harness.spark.procs import kill_token, new_token
 from harness.spark.session import spark_env
 from harness.spark.standalone import StandaloneCluster, is_standalone, parse_standalone
@@ -34,7 +35,12 @@ class DriverPool:
 
     A ``standalone:W`` master starts a Spark standalone cluster (:mod:`harness.spark.standalone`) with the
     first driver; every driver runs against it, it outlives driver kills, and :meth:`close` tears it down.
-    Such a pool keeps no standby (a second application would hold the workers' cores)."""
+    Such a pool keeps no standby (a second application would hold the workers' cores).
+
+    With ``host_jvm=True`` Spark's JVM lives in a host process of its own (:mod:`harness.engine.jvmhost`) and
+    each driver's Python process attaches to it: after a ``kill_python`` fault only a Python process starts
+    again (about 0.5 s); a kill of the whole driver takes the host down too, and the next driver starts a new
+    one. Such a pool keeps no standby either (the next driver needs no JVM of its own)."""
 
     def __init__(
         self,
@@ -43,6 +49,7 @@ class DriverPool:
         confs: Mapping[str, str],
         token: str | None = None,
         standby: bool = False,
+        host_jvm: bool = False,
     ) -> None:
         self.log_dir = Path(log_dir)
         self.master = master
@@ -52,8 +59,12 @@ class DriverPool:
         if is_standalone(master):
             workers = parse_standalone(master)
             self.cluster = StandaloneCluster(workers, self.log_dir / "cluster", f"{self.token}.cluster", spark_env())
-            standby = False
-        self.standby = standby
+            standby = host_jvm = False
+        self.host_jvm = host_jvm
+        self.standby = standby and not host_jvm
+        self._host: DriverProcess | None = None
+        self._gateway: dict[str, str] = {}
+        self.hosts = 0
         self.driver: DriverProcess | None = None
         self._standby: DriverProcess | None = None
         self.incarnations = 0
@@ -73,13 +84,41 @@ class DriverPool:
                     self.cluster.close()
                     raise DriverStartError(str(exc)) from exc
             master = self.cluster.url
+        env = {CLUSTER_FILE_ENV: str(self.cluster.file)} if self.cluster is not None else {}
+        if self.host_jvm:
+            env.update(self._hosted())
         self.incarnations += 1
         n = self.incarnations
-        env = {CLUSTER_FILE_ENV: str(self.cluster.file)} if self.cluster is not None else {}
-        return DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", master, self.confs, env)
+        drv = DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", master, self.confs, env)
+        if self._host is not None:  # a kill of this driver takes both groups down (fault_injectors.kills)
+            self._groups_file.write_text(f"{self._host.pid} {drv.pid}\n")
+        return drv
+
+    @property
+    def _groups_file(self) -> Path:
+        return self.log_dir / "driver-groups"
+
+    def _hosted(self) -> dict[str, str]:
+        """The environment of a driver attached to the live JVM host (a new host if there is none, or it died)."""
+        if self._host is not None and self._host.proc.poll() is not None:
+            self._host.kill()  # killed with a driver (kill_process_group): the next driver needs a new JVM
+            self._host = None
+        if self._host is None:
+            self.hosts += 1
+            k = self.hosts
+            env = {DRIVER_GROUPS_ENV: str(self._groups_file)}
+            host = DriverProcess(
+                self.log_dir / f"jvm-{k}.log", 0, f"{self.token}.jvm{k}", self.master, self.confs, env,
+                module="harness.engine.jvmhost",
+            )  # fmt: skip
+            host.name = f"JVM host {k}"
+            self._host = host
+            msg = self._await(host, "hosting")
+            self._gateway = {GATEWAY_PORT_ENV: str(msg["port"]), GATEWAY_SECRET_ENV: str(msg["secret"])}
+        return {**self._gateway, ATTACH_ENV: "1", DRIVER_GROUPS_ENV: str(self._groups_file)}
 
     @staticmethod
-    def _await(drv: DriverProcess, event: str) -> None:
+    def _await(drv: DriverProcess, event: str) -> dict[str, Any]:
         try:
             msg = drv.receive(STARTUP_TIMEOUT_S)
         except TimeoutError:
@@ -88,6 +127,7 @@ class DriverPool:
             drv.kill()
             reason = (msg or {}).get("message", "it exited before answering")
             raise DriverStartError(f"{drv.name} failed to start: {reason}\n  log: {drv.log_path}\n{drv.log_tail()}")
+        return msg
 
     def start(self) -> tuple[DriverProcess, float]:
         """A live driver (the standby, or a new one if none) and how long the
@@ -145,12 +185,14 @@ class DriverPool:
     def close(self, grace_s: float = 60.0) -> None:
         """Stop the drivers gracefully, then make sure nothing of the pool survives."""
         drivers = [d for d in (self.driver, self._standby) if d is not None]
-        self.driver = self._standby = self._open_run = None
-        for drv in drivers:
-            drv.send({"cmd": "exit"})
-        for drv in drivers:
-            drv.wait_exit(grace_s)
-            drv.kill()
+        hosts = [self._host] if self._host is not None else []
+        self.driver = self._standby = self._open_run = self._host = None
+        for group in (drivers, hosts):  # a host stops the SparkContext once its driver has left it
+            for drv in group:
+                drv.send({"cmd": "exit"})
+            for drv in group:
+                drv.wait_exit(grace_s)
+                drv.kill()
         if self.cluster is not None:
             self.cluster.close()
         kill_token(self.token, prefix=True)

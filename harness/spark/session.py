@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.spark.attach import attach_session, attached
 from harness.spark.cds import java_options
 from harness.spark.connect import ConnectServer, inner_master, is_connect
 from harness.spark.jars import with_cached_jars
@@ -94,13 +95,16 @@ def build_session(
         all_confs = {**APP_CONFS, **executor_env_confs(os.environ), **all_confs}
     if is_connect(master):
         return _connect_session(app_name, master, all_confs)
-    if log_file is not None:
-        _start_jvm_logging_to(log_file, app_name, master, all_confs)
-    builder = SparkSession.builder.appName(app_name).master(master)
-    for key, value in all_confs.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if attached():  # the pool hosts the JVM, started with these confs (harness.engine.jvmhost)
+        spark = attach_session()
+    else:
+        if log_file is not None:
+            _start_jvm_logging_to(log_file, app_name, master, all_confs)
+        builder = SparkSession.builder.appName(app_name).master(master)
+        for key, value in all_confs.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(ReplayableDataSource)
     return spark
 

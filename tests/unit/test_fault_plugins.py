@@ -57,7 +57,8 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Insta
 
 def test_no_plugin_keeps_the_builtins_only(installed: Install) -> None:
     assert list(registry.registered()) == [
-        "kill_process_group", "raise", "exit", "kill_executor", "kill_worker", "kill_master", "kill_broker"
+        "kill_process_group", "raise", "exit", "kill_executor", "kill_worker", "kill_master", "kill_broker",
+        "kill_python",
     ]  # fmt: skip
     assert registry.plugin_drawn(watcher=False) == ()
 
