@@ -61,6 +61,9 @@ WRAPPERS: dict[str, str] = {
     "foreach_process": "a foreach writer's process(row), or the function given to foreach (one call per row)",
     "foreach_close": "a foreach writer's close(error) (one call per task)",
 }
+#: The wrapped functions Spark calls in the driver's own Python process: a ``kill_python`` there kills the code
+#: under test with its process, as a whole driver's death would, while a hosted JVM lives on.
+DRIVER_PYTHON_WRAPPERS = ("foreach_batch",)
 
 
 class FaultPlanError(ValueError):
