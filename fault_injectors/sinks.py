@@ -42,6 +42,11 @@ if TYPE_CHECKING:
 HARNESS_OPTIONS = ("inner", "fault_dir", "checkpoint")
 
 
+#: The named points :func:`crash_injecting_foreach_batch` fires itself: in the driver's Python process, around
+#: the function, before Spark commits the batch.
+FOREACH_BATCH_POINTS = ("sink.commit.before", "sink.commit.after")
+
+
 def crash_injecting_foreach_batch(
     fn: Callable[[DataFrame, int], None], site: FaultSite
 ) -> Callable[[DataFrame, int], None]:

@@ -28,7 +28,7 @@ def crash_anywhere(tmp_path: Path, sink: str, read_back: str, *extra: str) -> tu
 
 def one_jvm(doc: dict) -> None:
     """One JVM host served every driver of the run: each kill took a Python process only."""
-    logs = Path(doc["steps"]["run_dir"]) / "logs"
+    logs = Path(doc["steps"]["run_dir"]).parent / "drivers"  # the pool of the command's Spark phases
     assert [p.name for p in logs.glob("jvm-*.log")] == ["jvm-1.log"], sorted(p.name for p in logs.iterdir())
     assert len(list(logs.glob("driver-*.log"))) == len(doc["steps"]["steps_tried"]) + 1
 

@@ -8,37 +8,48 @@ checker finds is attributed to exactly one fault. Fault modes: ``hard``
 query restarts in the same driver, 1-2 s; Spark calls ``abort`` where it
 would), ``mixed`` (the default: SIGKILL at ``sink.write.mid`` and
 ``sink.commit.after``, where a dead process differs most from an exception;
-``raise`` elsewhere).
+``raise`` elsewhere; on a pool that hosts the JVM, the SIGKILL at a point a ``foreachBatch`` function's
+wrapper fires in the driver's Python process takes that process alone: ``kill_python``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fault_injectors.actions import KILL, RAISE
+from fault_injectors.actions import KILL, KILL_PYTHON, RAISE
 from fault_injectors.plan import STEP_POINT, FaultRule
 from fault_injectors.registry import verb as action_verb
+from fault_injectors.sinks import FOREACH_BATCH_POINTS
 from harness.conformance.results import CheckOutcome
 from harness.conformance.sink.checks import SinkProbe, judge
 from harness.conformance.sink.scenario import SINK_POINTS, build, exported
+
+if TYPE_CHECKING:
+    from harness.engine.pool import DriverPool
 
 MODES = ("mixed", "soft", "hard")
 HARD_IN_MIXED = ("sink.write.mid", "sink.commit.after")
 CHECK_ID = "crash-points"
 
 
-def action_for(point: str, mode: str) -> str:
+def action_for(point: str, mode: str, python_points: Collection[str] = ()) -> str:
+    """The action at ``point`` under ``mode``; a kill at one of ``python_points`` (fired in the driver's Python
+    process, its JVM hosted apart) kills that process alone under ``mixed``."""
     if mode not in MODES:
         raise ValueError(f"--faults {mode!r}: choose one of {', '.join(MODES)}")
     hard = mode == "hard" or (mode == "mixed" and point in HARD_IN_MIXED)
+    if hard and mode == "mixed" and point in python_points:
+        return KILL_PYTHON.name
     return KILL.name if hard else RAISE.name
 
 
-def plan_rules(config: dict[str, Any], points: Sequence[str], mode: str, seed: int) -> tuple[list[FaultRule], int]:
+def plan_rules(
+    config: dict[str, Any], points: Sequence[str], mode: str, seed: int, python_points: Collection[str] = ()
+) -> tuple[list[FaultRule], int]:
     """One rule per point, point *i* at batch *i*; and the rounds of data that make enough batches."""
     from harness.engine.schedule import build_schedule, rules_per_point
     from harness.engine.spec import RunSpec
@@ -48,7 +59,9 @@ def plan_rules(config: dict[str, Any], points: Sequence[str], mode: str, seed: i
     while len(build_schedule(RunSpec("x", seed, 0, rounds), scenario).predicted_batches) < len(points):
         rounds += 1
     batches = build_schedule(RunSpec("x", seed, 0, rounds), scenario).predicted_batches
-    rules = rules_per_point(points, batches, scenario.rows_per_offset, action=lambda point: action_for(point, mode))
+    rules = rules_per_point(
+        points, batches, scenario.rows_per_offset, action=lambda point: action_for(point, mode, python_points)
+    )
     return rules, rounds
 
 
@@ -91,20 +104,23 @@ def run_crash_points(
     seed: int = 5,
     timeout_s: float = 300.0,
     echo: Callable[[str], None] = print,
+    pool: DriverPool | None = None,
 ) -> tuple[CheckOutcome, dict[str, Any]]:
-    """Run the campaign; returns the check result and a summary for the report."""
+    """Run the campaign; returns the check result and a summary for the report. ``pool`` lends the command's
+    drivers; when it hosts the JVM, a foreachBatch function's hard kills around it take its Python alone."""
     from harness.engine.runner import HarnessError, run_spec
     from harness.engine.spec import RunSpec
 
     unknown = sorted(set(points) - set(SINK_POINTS))
     if unknown:
         raise ValueError(f"--points {unknown}: not crash points a sink reaches; known: {', '.join(SINK_POINTS)}")
-    rules, rounds = plan_rules(config, points, mode, seed)
+    hosted = pool is not None and pool.host_jvm and probe.sink.kind == "foreach_batch"
+    rules, rounds = plan_rules(config, points, mode, seed, FOREACH_BATCH_POINTS if hosted else ())
     run_dir = Path(workdir) / "campaign"
     with exported(config) as ref:
         spec = RunSpec(ref, seed, 0, rounds, tuple(rules), command_timeout_s=timeout_s)
         try:
-            outcome = run_spec(spec, run_dir, echo)
+            outcome = run_spec(spec, run_dir, echo, pool=pool)
         except HarnessError as exc:
             return CheckOutcome(CHECK_ID, "error", f"the campaign could not run: {exc}"), {}
     lines, kinds = per_point(outcome)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fault_injectors.actions import KILL, KILL_PYTHON, RAISE
 from fault_injectors.plan import DRIVER_PYTHON_WRAPPERS
@@ -29,6 +29,9 @@ from harness.conformance.results import CheckOutcome
 from harness.conformance.sink.campaign import MODES, outcome_rows, per_point
 from harness.conformance.sink.checks import SinkProbe, judge
 from harness.conformance.sink.scenario import build, exported
+
+if TYPE_CHECKING:
+    from harness.engine.pool import DriverPool
 
 CHECK_ID = "crash-anywhere"
 #: Default cap on the kills (``--steps``): beyond it, a seeded sample of a census batch's boundaries.
@@ -58,9 +61,11 @@ def run_crash_anywhere(
     echo: Callable[[str], None] = print,
     every_step: bool = False,
     batch_rows: int | None = None,
+    pool: DriverPool | None = None,
 ) -> tuple[CheckOutcome, dict[str, Any]]:
     """Census, then one run with a kill after each chosen step; the check result and a summary (``census_steps``,
-    ``boundaries``, ``steps_tried``, ...)."""
+    ``boundaries``, ``steps_tried``, ...). ``pool`` lends the command's drivers (its JVM hosted apart, for
+    ``kill_python``); without it the check makes its own."""
     from harness.chaos.census import CensusError, sample_targets, step_rules, take_census
     from harness.engine.pool import DriverPool, DriverStartError
     from harness.engine.runner import HarnessError, run_spec
@@ -76,8 +81,9 @@ def run_crash_anywhere(
     with exported(config) as ref:
         try:
             census = take_census(
-                ref, seed, rows=[one, one], batch_rows=batch_rows, run_dir=Path(workdir) / "census", echo=lambda m: None
-            )
+                ref, seed, rows=[one, one], batch_rows=batch_rows, run_dir=Path(workdir) / "census",
+                echo=lambda m: None, pool=pool,
+            )  # fmt: skip
         except (CensusError, HarnessError) as exc:
             return CheckOutcome(CHECK_ID, "error", f"the census run could not run: {exc}"), {}
         targets = [t for t in census.targets(CENSUS_BATCH) if not wrappers or t[0] in wrappers]
@@ -90,7 +96,8 @@ def run_crash_anywhere(
         # A foreachBatch function runs in the driver's Python process: under the default mode a kill of that
         # process alone (its JVM hosted apart, alive) does to the function and to Spark's checkpoint what the
         # whole driver's death does, at a fraction of the restart (docs/conformance.md, "kill_python").
-        python_only = mode == "mixed" and all(t[0] in DRIVER_PYTHON_WRAPPERS for t in chosen)
+        in_python = all(t[0] in DRIVER_PYTHON_WRAPPERS for t in chosen)
+        python_only = mode == "mixed" and in_python and (pool is None or pool.host_jvm)
         action = RAISE.name if mode == "soft" else KILL_PYTHON.name if python_only else KILL.name
         rules = step_rules(lambda i: i + CENSUS_BATCH, chosen, action)
         counted = f"{len(targets)} step(s), {len(bounds)} effect boundary(ies) of batch {CENSUS_BATCH}"
@@ -104,8 +111,11 @@ def run_crash_anywhere(
         )
         try:
             # Kills come every few seconds: a warm standby never gets ahead of them on 2 cores (measured slower).
-            with DriverPool(run_dir / "logs", spec.master, spec.confs, host_jvm=python_only) as pool:
+            if pool is not None:
                 outcome = run_spec(spec, run_dir, echo, pool=pool)
+            else:
+                with DriverPool(run_dir / "logs", spec.master, spec.confs, host_jvm=python_only) as own:
+                    outcome = run_spec(spec, run_dir, echo, pool=own)
         except (HarnessError, DriverStartError) as exc:
             return CheckOutcome(CHECK_ID, "error", f"the campaign could not run: {exc}"), {}
     lines, kinds = per_point(outcome)

@@ -31,7 +31,9 @@ from harness.conformance.sink.checks import PROTOCOL_CHECKS, ReadBack, SinkProbe
 from harness.conformance.sink.scenario import SINK_POINTS, sink_config
 from harness.conformance.sink.steps import CHECK_ID as ANYWHERE_ID
 from harness.conformance.sink.steps import DEFAULT_STEPS, run_crash_anywhere
+from harness.engine.pool import DriverPool
 from harness.sources.loading import Ref, add_import_root, ref_of
+from harness.spark.session import DEFAULT_MASTER
 
 GUARANTEE_ID = "declared-guarantee"
 SINK_CHECK_IDS: tuple[str, ...] = (*PROTOCOL_CHECKS, CRASH_ID, ANYWHERE_ID, GUARANTEE_ID)
@@ -135,6 +137,7 @@ def check_sink(
     t0 = time.monotonic()
     report = ConformanceReport(t_ref.spec, "sink")
     spark = _Spark()
+    pool: DriverPool | None = None
     probe = SinkProbe(sink, root / "protocol", declared, spark)
     config = sink_config(target, t_ref, r_ref, sink.options, declared)
     try:
@@ -147,11 +150,17 @@ def check_sink(
                 else run_check(cid, functools.partial(fn, probe))
             )
         spark.close()
+        # One pool for the Spark phases (crash points, census, steps): a cold start only for the first driver.
+        # A foreachBatch function's kills take its Python alone under mixed faults, the JVM hosted apart.
+        hosted = sink.kind == "foreach_batch" and faults == "mixed"
+        pool = DriverPool(root / "drivers", DEFAULT_MASTER, {}, host_jvm=hosted)
         if CRASH_ID in skip or not crash_points:
             report.checks.append(CheckOutcome(CRASH_ID, "skip", "skipped on request (Spark campaign disabled)"))
         else:
             echo(f"check-sink {report.subject}: one {faults} fault per crash point ({len(points)} points)")
-            result, _summary = run_crash_points(probe, config, root, points=points, mode=faults, seed=seed, echo=echo)
+            result, _summary = run_crash_points(
+                probe, config, root, points=points, mode=faults, seed=seed, echo=echo, pool=pool
+            )
             report.checks.append(result)
         if ANYWHERE_ID in skip or not crash_points:
             report.checks.append(CheckOutcome(ANYWHERE_ID, "skip", "skipped on request (Spark campaign disabled)"))
@@ -167,12 +176,15 @@ def check_sink(
                 echo=echo,
                 every_step=every_step,
                 batch_rows=batch_rows,
+                pool=pool,
             )
             report.checks.append(result)
         g_result, report.guarantee = declared_result(declared, report.checks)
         report.checks.append(g_result if GUARANTEE_ID not in skip else CheckOutcome(GUARANTEE_ID, "skip", "on request"))
     finally:
         spark.close()
+        if pool is not None:
+            pool.close()
         report.duration_s = time.monotonic() - t0
         if own and report.exit_code == 0:
             shutil.rmtree(root, ignore_errors=True)
