@@ -53,7 +53,7 @@ from harness.engine.spec import RunSpec
 from harness.engine.trigger import run_trigger
 from harness.inspector import batch_ids, read_commit
 from harness.inspector.spark_view import StateUnreadable, read_state_rows
-from harness.spark.attach import attached
+from harness.spark.attach import ATTACH_WAIT_ENV, attached
 from harness.spark.session import DEFAULT_MASTER, apply_run_confs, build_session, reader_session
 from harness.spark.warm import warm
 from harness.verdict.check import INPUT_BATCHES
@@ -327,6 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ[DRIVER_PGID_ENV] = str(os.getpgid(0))
     progress = ProgressLog()
     driver: RunHandler | None = None
+    if attached() and os.environ.get(ATTACH_WAIT_ENV) == "1":  # a spare: its modules are imported; wait
+        line = sys.stdin.readline()
+        if not line or json.loads(line).get("cmd") != "attach":
+            return 0
     try:
         spark = build_session("exactly-once-harness", args.master, json.loads(args.confs))
         progress.install(spark)

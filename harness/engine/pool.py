@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fault_injectors.kills import CLUSTER_FILE_ENV, DRIVER_GROUPS_ENV
+from fault_injectors.kills import CLUSTER_FILE_ENV
 from harness.engine.driverproc import DriverProcess
-from harness.spark.attach import ATTACH_ENV, GATEWAY_PORT_ENV, GATEWAY_SECRET_ENV
+from harness.engine.hosted import HostedJvm
 from harness.spark.procs import kill_token, new_token
 from harness.spark.session import spark_env
 from harness.spark.standalone import StandaloneCluster, is_standalone, parse_standalone
@@ -38,9 +38,10 @@ class DriverPool:
     Such a pool keeps no standby (a second application would hold the workers' cores).
 
     With ``host_jvm=True`` Spark's JVM lives in a host process of its own (:mod:`harness.engine.jvmhost`) and
-    each driver's Python process attaches to it: after a ``kill_python`` fault only a Python process starts
-    again (about 0.5 s); a kill of the whole driver takes the host down too, and the next driver starts a new
-    one. Such a pool keeps no standby either (the next driver needs no JVM of its own)."""
+    each driver's Python process attaches to it: after a ``kill_python`` fault a spare Python process, its
+    modules imported, attaches at once (:mod:`harness.engine.hosted`); a kill of the whole driver takes the
+    host down too, and the next driver starts a new one. Such a pool keeps no JVM standby (the next driver
+    needs no JVM of its own)."""
 
     def __init__(
         self,
@@ -62,9 +63,7 @@ class DriverPool:
             standby = host_jvm = False
         self.host_jvm = host_jvm
         self.standby = standby and not host_jvm
-        self._host: DriverProcess | None = None
-        self._gateway: dict[str, str] = {}
-        self.hosts = 0
+        self.hosted = HostedJvm(self.log_dir, self.token, master, self.confs, self._await) if host_jvm else None
         self.driver: DriverProcess | None = None
         self._standby: DriverProcess | None = None
         self.incarnations = 0
@@ -72,7 +71,7 @@ class DriverPool:
         self._standby_warm = False
         self._open_run: Path | None = None
 
-    def _spawn(self) -> DriverProcess:
+    def _spawn(self, spare: bool = False) -> DriverProcess:
         master = self.master
         if self.cluster is not None:
             if self.cluster.broken:
@@ -85,37 +84,11 @@ class DriverPool:
                     raise DriverStartError(str(exc)) from exc
             master = self.cluster.url
         env = {CLUSTER_FILE_ENV: str(self.cluster.file)} if self.cluster is not None else {}
-        if self.host_jvm:
-            env.update(self._hosted())
+        if self.hosted is not None:
+            env.update(self.hosted.env(spare=spare))
         self.incarnations += 1
         n = self.incarnations
-        drv = DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", master, self.confs, env)
-        if self._host is not None:  # a kill of this driver takes both groups down (fault_injectors.kills)
-            self._groups_file.write_text(f"{self._host.pid} {drv.pid}\n")
-        return drv
-
-    @property
-    def _groups_file(self) -> Path:
-        return self.log_dir / "driver-groups"
-
-    def _hosted(self) -> dict[str, str]:
-        """The environment of a driver attached to the live JVM host (a new host if there is none, or it died)."""
-        if self._host is not None and self._host.proc.poll() is not None:
-            self._host.kill()  # killed with a driver (kill_process_group): the next driver needs a new JVM
-            self._host = None
-        if self._host is None:
-            self.hosts += 1
-            k = self.hosts
-            env = {DRIVER_GROUPS_ENV: str(self._groups_file)}
-            host = DriverProcess(
-                self.log_dir / f"jvm-{k}.log", 0, f"{self.token}.jvm{k}", self.master, self.confs, env,
-                module="harness.engine.jvmhost",
-            )  # fmt: skip
-            host.name = f"JVM host {k}"
-            self._host = host
-            msg = self._await(host, "hosting")
-            self._gateway = {GATEWAY_PORT_ENV: str(msg["port"]), GATEWAY_SECRET_ENV: str(msg["secret"])}
-        return {**self._gateway, ATTACH_ENV: "1", DRIVER_GROUPS_ENV: str(self._groups_file)}
+        return DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", master, self.confs, env)
 
     @staticmethod
     def _await(drv: DriverProcess, event: str) -> dict[str, Any]:
@@ -135,6 +108,8 @@ class DriverPool:
         if self.driver is not None:
             return self.driver, 0.0
         t0 = time.monotonic()
+        if self.hosted is not None:
+            return self._start_attached(t0)
         drv, self._standby = self._standby, None
         if drv is not None:
             self.takeovers += 1
@@ -150,6 +125,24 @@ class DriverPool:
             self._standby = self._spawn()
             self._standby.send({"cmd": "warm"})
             self._standby_warm = False
+        return drv, time.monotonic() - t0
+
+    def _start_attached(self, t0: float) -> tuple[DriverProcess, float]:
+        """The spare driver process attached to the hosted JVM (a new one if none), and a new spare behind it."""
+        assert self.hosted is not None
+        drv = self.hosted.take_spare() or self._spawn()
+        try:
+            self._await(drv, "ready")
+        except DriverStartError:
+            if self.hosted.alive(grace_s=5.0):
+                raise
+            # The host died under the driver (a whole-driver kill still tearing it down): once more, on a new host.
+            drv = self._spawn()
+            self._await(drv, "ready")
+        self.driver = drv
+        self._open_run = None
+        self.hosted.set_spare(self._spawn(spare=True))
+        self.hosted.list_groups(drv)
         return drv, time.monotonic() - t0
 
     def wait_for_standby(self) -> float:
@@ -185,8 +178,9 @@ class DriverPool:
     def close(self, grace_s: float = 60.0) -> None:
         """Stop the drivers gracefully, then make sure nothing of the pool survives."""
         drivers = [d for d in (self.driver, self._standby) if d is not None]
-        hosts = [self._host] if self._host is not None else []
-        self.driver = self._standby = self._open_run = self._host = None
+        spare, hosts = self.hosted.processes() if self.hosted is not None else ([], [])
+        drivers += spare
+        self.driver = self._standby = self._open_run = None
         for group in (drivers, hosts):  # a host stops the SparkContext once its driver has left it
             for drv in group:
                 drv.send({"cmd": "exit"})

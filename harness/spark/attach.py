@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 #: ``1`` in a driver process the pool started on a hosted JVM.
 ATTACH_ENV = "HARNESS_ATTACH_JVM"
+#: ``1`` in a spare driver process: it attaches only when told to (``{"cmd": "attach"}``).
+ATTACH_WAIT_ENV = "HARNESS_ATTACH_WAIT"
 GATEWAY_PORT_ENV = "PYSPARK_GATEWAY_PORT"
 GATEWAY_SECRET_ENV = "PYSPARK_GATEWAY_SECRET"
 
