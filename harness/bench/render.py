@@ -45,6 +45,17 @@ def render_bench(doc: dict[str, Any]) -> str:
             f"  step_census_overhead_ratio             {doc['step_census_overhead_ratio']:.2f}x (every call traced: a "
             "census, or the call a sink.step rule is armed for)",
         ]
+    if "sinkcheck" in doc:
+        sc = doc["sinkcheck"]
+        mixed = sc["mixed"]
+        lines += [
+            f"  check-sink --steps all, SQLite upsert   {mixed['seconds']:.1f} s ({mixed['step_kills']} step kills "
+            "of the Python alone; target <= 90 s)",
+            f"  ... with whole-driver kills             {sc['hard']['seconds']:.1f} s "
+            f"(check_sink_python_kill_speedup {doc['check_sink_python_kill_speedup']:.2f}x)",
+            f"  check_sink_kill_ratio                   {doc['check_sink_kill_ratio']:.1f}x a bare batch of the "
+            f"same function ({sc['bare_batch_s']:.3f} s) per step kill",
+        ]
     if "check" in doc:
         for r in doc["check"]["sizes"]:
             python = f", whole-input Python {r['python_s']:.2f} s" if "python_s" in r else ""

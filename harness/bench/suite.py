@@ -38,6 +38,9 @@ all measured in the same run on the same machine.
   -> parquet) over the same query on bare Spark reading the same topic, the query alone and the whole run
   (producing the topic included); ``kafka_broker_start_s`` and ``kafka_chaos_examples_per_minute`` (a small
   ``ci`` campaign of ``kafka_file_sink``) (:mod:`harness.bench.kafka`);
+- ``check_sink_s``, ``check_sink_python_kill_speedup``, ``check_sink_kill_ratio``: ``check-sink --steps all`` of
+  the reference SQLite upsert, as users run it, with the default and with whole-driver kills
+  (:mod:`harness.bench.sinkcheck`);
 - peak RSS of the whole process tree; the inspector's time on a 1,000-batch
   checkpoint.
 
@@ -190,7 +193,7 @@ def inspector_1000(work: Path) -> dict[str, Any]:
 
 
 #: Sections of ``bench --only``.
-SECTIONS = ("steady", "restarts", "chaos", "inspector", "steps", "check", "volume", "kafka")
+SECTIONS = ("steady", "restarts", "chaos", "inspector", "steps", "check", "volume", "kafka", "sinkcheck")
 
 
 def _kafka_section(doc: dict[str, Any], work: Path, reps: int, echo: Callable[[str], None]) -> None:
@@ -257,6 +260,15 @@ def run_bench(
             doc["volume_run_slope"], doc["volume_check_slope"] = vol["run_slope"], vol["check_slope"]
         if "kafka" in only:
             _kafka_section(doc, work, reps, echo)
+        if "sinkcheck" in only:
+            from harness.bench.sinkcheck import BATCH_ROWS, sink_check
+
+            echo("check-sink of the reference SQLite upsert, every boundary: mixed and hard faults ...")
+            bare = step_tracing(work, rows=BATCH_ROWS, batches=6, reps=1)["bare"]["median"]
+            doc["sinkcheck"] = sink_check(work, bare)
+            for key in ("check_sink_python_kill_speedup", "check_sink_kill_ratio"):
+                doc[key] = doc["sinkcheck"][key]
+            doc["check_sink_s"] = doc["sinkcheck"]["mixed"]["seconds"]
     doc["peak_rss_mb"] = round(sampler.stop(), 1)
     if "steady" in doc:
         for key in (

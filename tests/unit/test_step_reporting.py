@@ -99,3 +99,21 @@ def test_bench_kafka_rows_or_why_they_were_skipped() -> None:
     assert "chaos examples/min, kafka_file_sink    2.50 (3 ci examples, 3 hard kills, pooled)" in text
     skipped = render_bench({"kafka": {"skipped": "jars missing: run harness setup"}, "peak_rss_mb": 1.0})
     assert "Kafka                                  skipped: jars missing: run harness setup" in skipped
+
+
+def test_bench_check_sink_rows() -> None:
+    doc = {
+        "sinkcheck": {
+            "mixed": {"seconds": 99.4, "exit_code": 0, "step_kills": 36},
+            "hard": {"seconds": 276.2, "exit_code": 0, "step_kills": 36},
+            "bare_batch_s": 0.052,
+        },
+        "check_sink_python_kill_speedup": 2.78,
+        "check_sink_kill_ratio": 53.1,
+        "peak_rss_mb": 900.0,
+    }
+    text = render_bench(doc)
+    assert "check-sink --steps all, SQLite upsert   99.4 s (36 step kills of the Python alone" in text
+    assert "276.2 s (check_sink_python_kill_speedup 2.78x)" in text
+    assert "check_sink_kill_ratio                   53.1x a bare batch of the same function (0.052 s)" in text
+    assert "chaos examples/min" not in render_bench({"peak_rss_mb": 1.0})
