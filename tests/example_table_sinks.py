@@ -136,6 +136,16 @@ SINKS: tuple[SinkRow, ...] = (
         crash_anywhere="fail",
     ),
     sink_row(
+        "jvm_memory_dedup",  # marks a batch in Spark's memory (a global temporary view) before writing it
+        f"{EX}.jvm_memory_dedup:jvm_memory_sink",
+        f"{EX}.jvm_memory_dedup:read_back",
+        correct=False,
+        protocol=False,
+        abort_cleans_up="fail",
+        crash_points="fail",  # raises restart the query in the same JVM, whose view skips the batch: lost rows
+        crash_anywhere="fail",  # a kill loses the view: the replay writes the batch again
+    ),
+    sink_row(
         "keyed_two_txn_foreach_batch",
         f"{EX}.two_txn_foreach_batch:keyed_two_txn_sink",
         f"{EX}.two_txn_foreach_batch:read_back",
