@@ -33,14 +33,17 @@ class InjectedFault(RuntimeError):
 
 
 def driver_groups() -> list[int]:
-    """The driver's process groups: ``HARNESS_DRIVER_PGID`` and, with a hosted JVM, the groups its file lists."""
-    found = [os.environ.get(DRIVER_PGID_ENV, "")]
+    """The driver's process groups, in the order to kill them: with a hosted JVM the groups its file lists (the
+    Python processes first, the JVM's host last, so no driver outlives its JVM long enough to report its gateway's
+    loss as an error), then ``HARNESS_DRIVER_PGID``."""
+    found: list[str] = []
     listing = os.environ.get(DRIVER_GROUPS_ENV)
     if listing:
         try:
             found += Path(listing).read_text().split()
         except OSError:
             pass  # the pool is gone: only the group of the environment is left to kill
+    found.append(os.environ.get(DRIVER_PGID_ENV, ""))
     return list(dict.fromkeys(int(g) for g in found if g.isdigit()))
 
 
@@ -53,8 +56,8 @@ def kill_driver_groups() -> None:
         if group != own:
             try:
                 os.killpg(group, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            except (ProcessLookupError, PermissionError):
+                pass  # gone already, or a listed group's number reused by a process not ours
     os.killpg(own, signal.SIGKILL)
     time.sleep(60)  # not reached: SIGKILL is delivered to this process too
 

@@ -9,6 +9,7 @@ all down; the next driver then starts a new host, and a spare made for the dead 
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +35,7 @@ class HostedJvm:
 
     @property
     def groups_file(self) -> Path:
+        """The file ``HARNESS_DRIVER_GROUPS`` names (:func:`fault_injectors.kills.driver_groups` reads it)."""
         return self.log_dir / "driver-groups"
 
     def env(self, *, spare: bool = False) -> dict[str, str]:
@@ -82,12 +84,22 @@ class HostedJvm:
         return drv
 
     def set_spare(self, drv: DriverProcess) -> None:
+        """Keep ``drv`` (started with ``env(spare=True)``) for the next take-over on the live host."""
         self._spare = (drv, self.hosts)
 
     def list_groups(self, active: DriverProcess) -> None:
-        """Write the groups a kill of the whole driver takes down: the host's, ``active``'s and the spare's."""
-        pids = [p.pid for p in (self.host, active, self._spare[0] if self._spare else None) if p is not None]
-        self.groups_file.write_text(" ".join(map(str, pids)) + "\n")
+        """Write the groups a kill of the whole driver takes down, in the order it kills them: ``active``'s, the
+        spare's, the host's (replaced at once: a kill never reads a half-written file)."""
+        pids = [p.pid for p in (active, self._spare[0] if self._spare else None, self.host) if p is not None]
+        tmp = self.groups_file.with_suffix(".tmp")
+        tmp.write_text(" ".join(map(str, pids)) + "\n")
+        os.replace(tmp, self.groups_file)
+
+    def kill_host(self) -> None:
+        """Kill the host (and every process of its token); the next driver starts a new one."""
+        if self.host is not None:
+            self.host.kill()
+            self.host = None
 
     def processes(self) -> tuple[list[DriverProcess], list[DriverProcess]]:
         """The spare, then the host (for a pool's close: drivers leave before the host stops Spark); forgotten."""

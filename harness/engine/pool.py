@@ -170,9 +170,22 @@ class DriverPool:
         return msg
 
     def discard(self) -> None:
-        """Kill the active driver and every process of its token (the standby survives)."""
+        """Kill the active driver and every process of its token (the standby survives). In a hosted pool a driver
+        discarded alive (silent, or refusing a run) may leave a hung query in the JVM: the host goes too."""
         drv, self.driver, self._open_run = self.driver, None, None
         if drv is not None:
+            alive = drv.proc.poll() is None
+            drv.kill()
+            if alive and self.hosted is not None:
+                self.hosted.kill_host()
+
+    def retire(self, grace_s: float = 30.0) -> None:
+        """End the active driver between two runs, so the next run gets a driver process with nothing of the
+        last run in its memory (in a hosted pool the spare takes over on the same JVM)."""
+        drv, self.driver, self._open_run = self.driver, None, None
+        if drv is not None:
+            drv.send({"cmd": "exit"})
+            drv.wait_exit(grace_s)
             drv.kill()
 
     def close(self, grace_s: float = 60.0) -> None:

@@ -9,8 +9,11 @@ JVM and SparkContext, then cold Python workers).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -34,9 +37,11 @@ def attach_session() -> SparkSession:
 
     The session is built on the SparkContext alone, so Spark gives it a new shared state: an empty in-memory
     catalog, no global temporary views, no cached tables, as a new JVM would have. The earlier driver process's
-    streaming queries (failed or failing: their Python is gone) are stopped and its listeners removed first.
-    What stays is below any session: loaded classes, Spark's Python worker daemon, block manager data, and what
-    libraries keep in the JVM outside a session (Delta's log cache, say)."""
+    listeners are removed, its jobs cancelled and its streaming queries (failed or failing: their Python is gone)
+    stopped first; a spare taking over from it also kills Spark's Python workers, which, reused, would keep what
+    its code left in their memory. What stays is below any session: loaded classes, the
+    SparkContext's Hadoop configuration and added files, persisted and broadcast blocks, and what libraries keep
+    JVM-wide (Delta's log cache, say)."""
     from pyspark import SparkContext
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
@@ -50,6 +55,9 @@ def attach_session() -> SparkSession:
     previous = session_class.getDefaultSession()
     if previous.isDefined():
         _clear(previous.get())
+        jsc.sc().cancelAllJobs()  # jobs the dead process started from threads of its own
+    if os.environ.get(ATTACH_WAIT_ENV) == "1":  # a spare takes over from a driver process on this JVM
+        _kill_python_workers(int(jvm.java.lang.ProcessHandle.current().pid()))
     fresh = session_class(jsc.sc())  # no existing shared state: Spark makes a new one
     session_class.setDefaultSession(fresh)
     session_class.setActiveSession(fresh)
@@ -57,9 +65,32 @@ def attach_session() -> SparkSession:
 
 
 def _clear(session: object) -> None:
-    """Stop a dead driver process's queries and remove its listeners (their callbacks would reach the new one)."""
+    """Remove a dead driver process's listeners (their callbacks would reach the new one), then stop its queries."""
     streams = session.streams()  # type: ignore[attr-defined]
-    for query in streams.active():
-        query.stop()
     for listener in streams.listListeners():
         streams.removeListener(listener)
+    for query in streams.active():
+        query.stop()
+
+
+def _kill_python_workers(jvm_pid: int) -> None:
+    """SIGKILL the Python workers of the JVM's worker daemons, so no reused worker keeps what the dead driver's
+    code left in its memory (``spark.python.worker.reuse``). The daemons live on (Spark writes to them and cannot
+    lose one): they fork new workers from a process that never ran user code, and Spark drops dead idle ones."""
+    children: dict[int, list[tuple[int, bytes]]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        children.setdefault(parent, []).append((int(entry.name), cmdline))
+    for daemon, cmdline in children.get(jvm_pid, []):
+        if b"pyspark.daemon" not in cmdline:
+            continue
+        for worker, _ in children.get(daemon, []):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(worker, signal.SIGKILL)
