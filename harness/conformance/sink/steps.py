@@ -86,6 +86,8 @@ def run_crash_anywhere(
             )  # fmt: skip
         except (CensusError, HarnessError) as exc:
             return CheckOutcome(CHECK_ID, "error", f"the census run could not run: {exc}"), {}
+        if pool is not None:
+            pool.retire()  # the kills start on a driver process with nothing of the census in it
         targets = [t for t in census.targets(CENSUS_BATCH) if not wrappers or t[0] in wrappers]
         if not targets:
             only = f" in {', '.join(wrappers)}" if wrappers else ""
