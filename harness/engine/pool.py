@@ -61,7 +61,6 @@ class DriverPool:
             workers = parse_standalone(master)
             self.cluster = StandaloneCluster(workers, self.log_dir / "cluster", f"{self.token}.cluster", spark_env())
             standby = host_jvm = False
-        self.host_jvm = host_jvm
         self.standby = standby and not host_jvm
         self.hosted = HostedJvm(self.log_dir, self.token, master, self.confs, self._await) if host_jvm else None
         self.driver: DriverProcess | None = None
@@ -70,6 +69,11 @@ class DriverPool:
         self.takeovers = 0
         self._standby_warm = False
         self._open_run: Path | None = None
+
+    @property
+    def host_jvm(self) -> bool:
+        """Whether Spark's JVM lives in a host process of its own (``host_jvm=True``, not on a cluster)."""
+        return self.hosted is not None
 
     def _spawn(self, spare: bool = False) -> DriverProcess:
         master = self.master
