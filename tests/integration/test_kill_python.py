@@ -13,6 +13,7 @@ import pytest
 
 from tests.integration.clirun import harness_json, leftover_processes
 
+ROOT = Path(__file__).resolve().parents[2]
 EX = "examples/connectors"
 SKIP = "write-invisible-until-commit,idempotent-commit,keys-on-batch-id,abort-cleans-up,task-retry,crash-points"
 
@@ -40,19 +41,27 @@ def per_step(check: dict) -> list[str]:
     return sorted(d.split(" after ", 1)[1] for d in check["details"] if " after step " in d)
 
 
-def test_python_kills_find_what_driver_kills_find_where_spark_memory_is_lost(tmp_path: Path) -> None:
-    # The sink remembers its batches in a global temporary view: a crash loses it. Were the view to survive the
-    # Python kill, a kill after the insert would pass and one after recording the id would lose the batch.
+def _line_of(path: str, text: str) -> int:
+    """The line of ``path`` holding ``text`` (the subject's own source, so that an edit to it moves the mark)."""
+    return next(n for n, line in enumerate((ROOT / path).read_text().splitlines(), 1) if text in line)
+
+
+def test_python_kills_lose_spark_memory_as_a_driver_death_does(tmp_path: Path) -> None:
+    # The sink records a batch id in a global temporary view, then inserts the rows and commits. Python kills must
+    # lose the view as a driver's death does: a kill before the insert's COMMIT replays the batch in full (nothing
+    # lost; were the view to survive, the replay would skip the batch and lose it), a kill after it duplicates.
     code = f"{EX}/jvm_memory_dedup.py"
-    rc, doc, check, log = crash_anywhere(tmp_path / "python", f"{code}:jvm_memory_sink", f"{code}:read_back")
+    rc, doc, check, log = crash_anywhere(tmp_path, f"{code}:jvm_memory_sink", f"{code}:read_back")
     assert rc == 1 and check["status"] == "fail" and check["observed"] == ["duplicate"], log
     assert "kill python after step" in check["summary"], log
+    commit = _line_of(code, 'conn.execute("COMMIT")')
+    steps = per_step(check)
+    assert len(steps) == 7, steps
+    for step in steps:
+        line = int(step.split("jvm_memory_dedup.py:", 1)[1].split(" ", 1)[0])
+        verdict = step.rsplit(": ", 1)[1]
+        assert verdict == ("20 duplicate" if line >= commit else "nothing lost or duplicated"), steps
     one_jvm(doc)
-    rc_hard, _doc, hard, log_hard = crash_anywhere(
-        tmp_path / "hard", f"{code}:jvm_memory_sink", f"{code}:read_back", "--faults", "hard"
-    )
-    assert rc_hard == 1 and hard["observed"] == ["duplicate"], log_hard
-    assert per_step(check) == per_step(hard) and len(per_step(check)) == 7, (check["details"], hard["details"])
     assert leftover_processes() == []
 
 
@@ -61,6 +70,20 @@ def test_python_kills_pass_a_correct_two_transaction_sink(tmp_path: Path) -> Non
     rc, doc, check, log = crash_anywhere(tmp_path, f"{code}:keyed_two_txn_sink", f"{code}:read_back")
     assert rc == 0 and check["status"] == "pass" and len(doc["steps"]["steps_tried"]) == 12, log
     one_jvm(doc)
+    assert leftover_processes() == []
+
+
+@pytest.mark.heavy  # about 1 min: the 7 boundaries killed as whole drivers
+def test_python_kills_and_driver_kills_agree_where_spark_memory_is_lost(tmp_path: Path) -> None:
+    code = f"{EX}/jvm_memory_dedup.py"
+    found = {}
+    for mode in ("mixed", "hard"):
+        rc, _doc, check, log = crash_anywhere(
+            tmp_path / mode, f"{code}:jvm_memory_sink", f"{code}:read_back", "--faults", mode
+        )
+        assert rc == 1 and check["observed"] == ["duplicate"], log
+        found[mode] = per_step(check)
+    assert found["mixed"] == found["hard"] and len(found["hard"]) == 7, found
     assert leftover_processes() == []
 
 
