@@ -54,7 +54,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from harness.chaos.bundle import anomaly_keys, load_bundle, timed_landings
     from harness.engine.pool import DriverPool
     from harness.engine.report import render_text, summary_line, to_json
-    from harness.engine.runner import HarnessError, run_spec
+    from harness.engine.runner import HarnessError, default_standby, run_spec
+    from harness.engine.schedule import build_schedule
+    from scenarios import get_scenario
 
     if args.html is not None and args.html.is_dir():
         return _fail(f"--html {args.html} is a directory; give the path of the page to write")
@@ -87,7 +89,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     code = 2
     color = use_color(sys.stdout, args.no_color)
     logs = Path(tempfile.mkdtemp(prefix="harness-replay-logs-"))
-    with DriverPool(logs, spec.master, spec.confs) as pool:  # one driver for every replay, as a campaign has
+    try:
+        standby = default_standby(build_schedule(spec, get_scenario(spec.scenario)))
+    except Exception:  # the run itself reports a bad scenario or schedule, in its own words
+        standby = False
+    # One driver for every replay, as a campaign has, and a ready standby where the plan kills it twice or more.
+    with DriverPool(logs, spec.master, spec.confs, standby=standby) as pool:
         for i in range(1, args.times + 1):
             try:
                 last = i == args.times

@@ -159,8 +159,13 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--standby",
-        action="store_true",
-        help="keep a warm standby driver that takes over after a hard kill (faster restarts)",
+        nargs="?",
+        const="warm",
+        default=None,
+        choices=("ready", "warm", "none"),
+        help="a second driver that takes over after a hard kill: 'ready' (its SparkSession up; the default when "
+        "the plan kills the driver), 'warm' (its Python workers and sinks warmed too: faster on more than 2 "
+        "cores), 'none'",
     )
 
 
@@ -230,7 +235,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from scenarios.kafka.resource import given_broker
 
         with given_broker(args.kafka):
-            outcome = run_spec(spec, args.run_dir, standby=args.standby, finished=html_writer(args.html))
+            standby = False if args.standby == "none" else args.standby
+            outcome = run_spec(spec, args.run_dir, standby=standby, finished=html_writer(args.html))
     except HarnessError as exc:
         return _fail(str(exc))
     print(render_text(outcome, color=use_color(sys.stdout, args.no_color)))

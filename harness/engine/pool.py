@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fault_injectors.kills import CLUSTER_FILE_ENV
 from harness.engine.driverproc import DriverProcess
@@ -21,14 +21,20 @@ from harness.spark.standalone import StandaloneCluster, is_standalone, parse_sta
 
 STARTUP_TIMEOUT_S = 180.0
 
+#: A standby driver's readiness: ``warm`` has also run the warm-up query (its Python workers, the parquet sink and
+#: a state store: the first batch after a take-over costs one steady batch), ``ready`` only has its JVM and
+#: SparkSession up. On 2 cores the warm-up's 4.5 CPU-s compete with the active driver: ``run --kills 3`` took
+#: 1.36x as long with a warm standby as with none, and 0.78-0.82x with a ready one (docs/bench.md).
+Standby = Literal["warm", "ready"]
+
 
 class DriverStartError(RuntimeError):
     """A driver did not come up; the message names its log file."""
 
 
 class DriverPool:
-    """At most one active driver, plus (with ``standby=True``) a warm standby:
-    a second driver whose SparkSession and Python workers are already up, which
+    """At most one active driver, plus (with ``standby=True`` or ``"warm"``) a warm standby:
+    a second driver whose SparkSession and Python workers are already up (with ``"ready"``: its SparkSession), which
     becomes the active one the moment the active one is killed (and a new
     standby is started behind it). Each driver has its own run token
     (``<pool token>.<incarnation>``), so discarding one never touches the other.
@@ -49,7 +55,7 @@ class DriverPool:
         master: str,
         confs: Mapping[str, str],
         token: str | None = None,
-        standby: bool = False,
+        standby: bool | Standby = False,
         host_jvm: bool = False,
     ) -> None:
         self.log_dir = Path(log_dir)
@@ -60,15 +66,24 @@ class DriverPool:
         if is_standalone(master):
             workers = parse_standalone(master)
             self.cluster = StandaloneCluster(workers, self.log_dir / "cluster", f"{self.token}.cluster", spark_env())
-            standby = host_jvm = False
-        self.standby = standby and not host_jvm
+            host_jvm = False
         self.hosted = HostedJvm(self.log_dir, self.token, master, self.confs, self._await) if host_jvm else None
         self.driver: DriverProcess | None = None
         self._standby: DriverProcess | None = None
+        self._standby_mode: Standby = "warm"  # what the current standby was asked for
         self.incarnations = 0
         self.takeovers = 0
         self._standby_warm = False
         self._open_run: Path | None = None
+        self.standby: Standby | None = None
+        self.keep_standby(standby)
+
+    def keep_standby(self, standby: bool | Standby) -> None:
+        """Keep a standby from the next driver start on (``True``: ``"warm"``; ``False``: none). A pool on a
+        standalone cluster keeps none (a second application would hold the workers' cores), nor does a hosted
+        pool (the next driver needs no JVM of its own)."""
+        mode: Standby | None = "warm" if standby is True else standby or None
+        self.standby = None if self.cluster is not None or self.hosted is not None else mode
 
     @property
     def host_jvm(self) -> bool:
@@ -119,15 +134,17 @@ class DriverPool:
             self.takeovers += 1
             if not self._standby_warm:
                 self._await(drv, "ready")
-                self._await(drv, "warmed")
+                if self._standby_mode == "warm":
+                    self._await(drv, "warmed")
         else:
             drv = self._spawn()
             self._await(drv, "ready")
         self.driver = drv
         self._open_run = None
-        if self.standby:
-            self._standby = self._spawn()
-            self._standby.send({"cmd": "warm"})
+        if self.standby is not None:
+            self._standby, self._standby_mode = self._spawn(), self.standby
+            if self.standby == "warm":
+                self._standby.send({"cmd": "warm"})
             self._standby_warm = False
         return drv, time.monotonic() - t0
 
@@ -156,7 +173,8 @@ class DriverPool:
             return 0.0
         t0 = time.monotonic()
         self._await(self._standby, "ready")
-        self._await(self._standby, "warmed")
+        if self._standby_mode == "warm":
+            self._await(self._standby, "warmed")
         self._standby_warm = True
         return time.monotonic() - t0
 

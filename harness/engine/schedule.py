@@ -58,6 +58,11 @@ class Schedule:
     #: Predicted ``(start, end)`` offsets per batch id, fault-free.
     predicted_batches: tuple[tuple[Offsets, Offsets], ...]
 
+    @property
+    def driver_kills(self) -> int:
+        """How many planned faults take the driver's processes down (each needs a new driver)."""
+        return sum(kills_driver(r.action) for r in self.plan.rules)
+
     def describe(self) -> list[str]:
         lines = [f"{i:>2}. {op.describe()}" for i, op in enumerate(self.ops)]
         lines += [f"    fault {r.id}: {r.describe()}" for r in self.plan.rules]

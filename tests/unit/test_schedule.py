@@ -86,3 +86,28 @@ def test_rules_per_point_ids_and_actions() -> None:
     assert [r.action for r in soft] == ["raise", "raise"]
     with pytest.raises(IndexError):
         rules_per_point(("sink.commit.before", "sink.write.mid"), batches, 1)
+
+
+def test_a_run_keeps_a_ready_standby_only_for_two_driver_kills_or_more(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from harness.engine.pool import DriverPool
+    from harness.engine.runner import default_standby
+
+    sc = get_scenario("file_sink_stateless")
+    raised = tuple(FaultRule(f"r{b}", "sink.commit.after", b, action="raise") for b in (0, 1))
+    counts = {
+        "three kills": build_schedule(RunSpec(sc.name, 1, kills=3), sc),
+        "one kill": build_schedule(RunSpec(sc.name, 1, kills=1), sc),
+        "two raises": build_schedule(RunSpec(sc.name, 1, kills=0, extra_faults=raised), sc),
+    }
+    assert {k: s.driver_kills for k, s in counts.items()} == {"three kills": 3, "one kill": 1, "two raises": 0}
+    assert {k: default_standby(s) for k, s in counts.items()} == {
+        "three kills": "ready", "one kill": False, "two raises": False,
+    }  # fmt: skip
+    pool = DriverPool(Path(str(tmp_path)), "local[2]", {})
+    for asked, kept in ((True, "warm"), ("ready", "ready"), (False, None), ("warm", "warm")):
+        pool.keep_standby(asked)
+        assert pool.standby == kept
+    hosted = DriverPool(Path(str(tmp_path)), "local[2]", {}, standby="ready", host_jvm=True)
+    assert hosted.standby is None  # its next driver attaches to the live JVM: nothing to keep warm
