@@ -1,6 +1,6 @@
 """The support matrix, measured: ``bin/test-matrix`` runs this with the project's interpreter.
 
-For each PySpark release (``HARNESS_MATRIX``, default ``4.1.4 4.2.0 4.3.0``) it builds ``.venv-matrix/<release>``
+For each PySpark release (``HARNESS_MATRIX``, default ``4.0.5 4.1.4 4.2.0 4.3.0``) it builds ``.venv-matrix/<release>``
 once: a fresh environment with this checkout's wheel (with Delta's Python API where delta-spark supports the
 release) and ``pyspark==<release>``, nothing else of the checkout (as a team installs it). There it runs ``harness
 setup`` and one command per cell, from a scratch directory, and records the verdict line and exit code; then the
@@ -160,7 +160,7 @@ def measure(release: str, scratch: Path) -> list[tuple[str, str, bool, float]]:
 
 
 def main() -> int:
-    releases = os.environ.get("HARNESS_MATRIX", "4.1.4 4.2.0 4.3.0").split()
+    releases = os.environ.get("HARNESS_MATRIX", "4.0.5 4.1.4 4.2.0 4.3.0").split()
     results = {r: measure(r, ROOT / ".harness" / "matrix-runs" / r) for r in releases}
     names = [name for name, *_ in next(iter(results.values()))]
     lines = ["| cell | " + " | ".join(f"PySpark {r}" for r in releases) + " |",

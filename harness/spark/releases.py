@@ -127,9 +127,9 @@ def pyspark_version() -> str:
 
 
 #: The PySpark releases the harness runs on, as pyproject.toml's dependency says (a test checks they agree):
-#: measured on 4.1.4, 4.2.0 and 4.3.0 (docs/your-project.md, "Your Spark").
-SUPPORTED = "pyspark>=4.1,<4.4"
-_SUPPORTED_LINES = ((4, 1), (4, 4))
+#: measured on 4.0.5, 4.1.4, 4.2.0 and 4.3.0 (docs/your-project.md, "Your Spark").
+SUPPORTED = "pyspark>=4.0,<4.4"
+_SUPPORTED_LINES = ((4, 0), (4, 4))
 
 
 def unsupported(version: str | None = None) -> str | None:
