@@ -73,28 +73,26 @@ def test_python_kills_pass_a_correct_two_transaction_sink(tmp_path: Path) -> Non
     assert leftover_processes() == []
 
 
-@pytest.mark.heavy  # about 1 min: the 7 boundaries killed as whole drivers
-def test_python_kills_and_driver_kills_agree_where_spark_memory_is_lost(tmp_path: Path) -> None:
-    code = f"{EX}/jvm_memory_dedup.py"
+def both_ways(tmp_path: Path, code: str, sink: str) -> dict[str, list[str]]:
+    """Each step's evidence of a broken sink under Python kills (``mixed``) and whole-driver kills (``hard``)."""
     found = {}
     for mode in ("mixed", "hard"):
         rc, _doc, check, log = crash_anywhere(
-            tmp_path / mode, f"{code}:jvm_memory_sink", f"{code}:read_back", "--faults", mode
+            tmp_path / mode, f"{code}:{sink}", f"{code}:read_back", "--faults", mode
         )
         assert rc == 1 and check["observed"] == ["duplicate"], log
         found[mode] = per_step(check)
-    assert found["mixed"] == found["hard"] and len(found["hard"]) == 7, found
     assert leftover_processes() == []
+    return found
+
+
+@pytest.mark.heavy  # about 1 min: the 7 boundaries killed as whole drivers
+def test_python_kills_and_driver_kills_agree_where_spark_memory_is_lost(tmp_path: Path) -> None:
+    found = both_ways(tmp_path, f"{EX}/jvm_memory_dedup.py", "jvm_memory_sink")
+    assert found["mixed"] == found["hard"] and len(found["hard"]) == 7, found
 
 
 @pytest.mark.heavy  # about 2.5 min: the same 12 boundaries killed both ways
 def test_python_kills_and_driver_kills_agree_on_the_two_transaction_window(tmp_path: Path) -> None:
-    code = f"{EX}/two_txn_foreach_batch.py"
-    found = {}
-    for mode in ("mixed", "hard"):
-        rc, _doc, check, log = crash_anywhere(
-            tmp_path / mode, f"{code}:two_txn_sink", f"{code}:read_back", "--faults", mode
-        )
-        assert rc == 1 and check["observed"] == ["duplicate"], log
-        found[mode] = per_step(check)
+    found = both_ways(tmp_path, f"{EX}/two_txn_foreach_batch.py", "two_txn_sink")
     assert found["mixed"] == found["hard"] and sum("20 duplicate" in d for d in found["hard"]) == 3, found
