@@ -164,8 +164,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         choices=("ready", "warm", "none"),
         help="a second driver that takes over after a hard kill: 'ready' (its SparkSession up; the default when "
-        "the plan kills the driver), 'warm' (its Python workers and sinks warmed too: faster on more than 2 "
-        "cores), 'none'",
+        "the plan kills the driver twice or more), 'warm' (its Python workers and sinks warmed too; the bare "
+        "flag), 'none'",
     )
 
 

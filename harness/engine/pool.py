@@ -167,8 +167,8 @@ class DriverPool:
         return drv, time.monotonic() - t0
 
     def wait_for_standby(self) -> float:
-        """Block until the standby is up and warm (benchmarks use this so a kill
-        meets a warm standby); returns the seconds waited, 0 without a standby."""
+        """Block until the standby is up (and warm, if it was asked to warm; benchmarks use this so a kill
+        meets a ready standby); returns the seconds waited, 0 without a standby."""
         if self._standby is None or self._standby_warm:
             return 0.0
         t0 = time.monotonic()

@@ -24,7 +24,7 @@ from typing import Any
 from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.nemesis import NemesisError, checkpoint_nemeses
 from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT
-from fault_injectors.registry import action, kills_driver
+from fault_injectors.registry import action
 from harness.engine.between import Applied, allowed_losses, apply_between_runs, loss_first
 from harness.engine.conductor import Conductor, HarnessError, QueryFailedError, RunRefused
 from harness.engine.deploy import (
@@ -325,10 +325,11 @@ class Runner:
     def _after_crash(self) -> None:
         """Deploy after the driver that the spec's ``after-fault:ID`` rule killed died (before the next starts).
         Once the plan's last driver kill has fired, a standby the run keeps only for kills is not started again."""
-        if self.standby_for_kills and self.conductor is not None:
-            done = sum(kills_driver(k["action"]) for k in self.conductor.kills_fired)
-            if done >= self.schedule.driver_kills:
-                self.pool.keep_standby(False)
+        conductor = self.conductor
+        if self.standby_for_kills and conductor and not self.schedule.driver_kills_left(
+            [k.get("id") for k in conductor.kills_fired]
+        ):
+            self.pool.keep_standby(False)
         deploy = self.spec.deploy or ""
         if not deploy.startswith("after-fault:") or self.paths.deployed.exists():
             return

@@ -60,8 +60,15 @@ class Schedule:
 
     @property
     def driver_kills(self) -> int:
-        """How many planned faults take the driver's processes down (each needs a new driver)."""
-        return sum(kills_driver(r.action) for r in self.plan.rules)
+        """How many times planned faults take the driver's processes down (each needs a new driver); a rule that
+        fires without limit (``times=None``) counts twice."""
+        return sum((r.times or 2) for r in self.plan.rules if kills_driver(r.action))
+
+    def driver_kills_left(self, fired: list[str | None]) -> bool:
+        """Whether a planned driver kill may still fire, given the ids of what fired so far (the runner's nemeses,
+        deploys and upgrades among them, which are not the plan's)."""
+        planned = {r.id: r.times for r in self.plan.rules if kills_driver(r.action)}
+        return any(times is None or fired.count(rule_id) < times for rule_id, times in planned.items())
 
     def describe(self) -> list[str]:
         lines = [f"{i:>2}. {op.describe()}" for i, op in enumerate(self.ops)]

@@ -105,6 +105,11 @@ def test_a_run_keeps_a_ready_standby_only_for_two_driver_kills_or_more(tmp_path:
     assert {k: default_standby(s) for k, s in counts.items()} == {
         "three kills": "ready", "one kill": False, "two raises": False,
     }  # fmt: skip
+    kills = counts["three kills"]
+    ids = [r.id for r in kills.plan.rules]
+    assert kills.driver_kills_left(["nemesis", ids[0], "deploy", ids[1]])  # not the plan's: nemesis, deploy
+    assert not kills.driver_kills_left([ids[0], "spark-upgrade", ids[1], ids[2]])
+    assert not counts["two raises"].driver_kills_left([])
     pool = DriverPool(Path(str(tmp_path)), "local[2]", {})
     for asked, kept in ((True, "warm"), ("ready", "ready"), (False, None), ("warm", "warm")):
         pool.keep_standby(asked)
