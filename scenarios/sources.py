@@ -68,13 +68,17 @@ class SourceDamage:
     ``lost``: records deleted before the query read them, ``(partition, start, end)`` in the source's offsets,
     named by ``where`` (e.g. ``topic harness-1a2b``). ``setting`` is the query's setting that decides what it
     does with them (e.g. ``failOnDataLoss=false``); ``allowed``: under it the query may skip them (a loss the
-    verdict reports as allowed, not a violation), else it must fail loudly rather than skip them."""
+    verdict reports as allowed, not a violation), else it must fail loudly rather than skip them. ``benign``:
+    the change is one the source's contract says a query takes in its stride (a topic growing partitions, a
+    nemesis that found nothing to delete), so Spark failing the query after it is the subject's failure, not a
+    refusal of damage."""
 
     description: str
     lost: tuple[tuple[int, int, int], ...] = ()
     where: str = ""
     setting: str = ""
     allowed: bool = False
+    benign: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +87,7 @@ class SourceDamage:
             "where": self.where,
             "setting": self.setting,
             "allowed": self.allowed,
+            "benign": self.benign,
         }
 
     @classmethod
@@ -90,7 +95,7 @@ class SourceDamage:
         lost = tuple((int(p), int(s), int(e)) for p, s, e in raw.get("lost", ()))
         return cls(
             str(raw.get("description", "")), lost, str(raw.get("where", "")), str(raw.get("setting", "")),
-            bool(raw.get("allowed", False)),
+            bool(raw.get("allowed", False)), bool(raw.get("benign", False)),
         )  # fmt: skip
 
     def lost_text(self) -> str:

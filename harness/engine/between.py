@@ -35,6 +35,11 @@ class Applied:
         """``checkpoint`` or ``source``: what the nemesis damaged (the fault's point in the report)."""
         return "checkpoint" if self.damage is None else "source"
 
+    @property
+    def benign(self) -> bool:
+        """Whether the query must carry on after it (:attr:`SourceDamage.benign`); checkpoint damage never is."""
+        return self.damage is not None and self.damage.benign
+
 
 def source_run(paths: RunPaths, spec: RunSpec, scenario: Scenario) -> SourceRun:
     """The source's wiring for the run in ``paths``, as the driver builds it."""

@@ -67,11 +67,12 @@ def pipeline_failure(error: str, checkpoint: Path, roots: tuple[str, ...]) -> Pi
 @dataclass(frozen=True)
 class RecoveryFailure:
     """Spark failed a query it had restarted from its checkpoint after a crash: the pipeline's code did not raise,
-    no fault fired in that attempt, no nemesis damaged the checkpoint or the input and no new version was
-    deployed. Spark's contract is that a query resumes from its checkpoint after a failure, so this is a failure
-    of the subject (the pipeline on this Spark release), not of the run. ``after``: the fault before it
-    (``#14 k2: kill at ...``); ``when``: the batch the checkpoint shows; ``exception``: the JVM exception class
-    the error names (``""`` if none); ``spark``: the first line of Spark's error."""
+    no fault fired in that attempt, no nemesis damaged the checkpoint or the input (a benign one, such as new
+    Kafka partitions, may have changed it) and no new version was deployed. Spark's contract is that a query
+    resumes from its checkpoint after a failure, so this is a failure of the subject (the pipeline on this Spark
+    release), not of the run. ``after``: the fault before it (``#14 k2: kill at ...``) and the benign nemeses
+    after that; ``when``: the batch the checkpoint shows; ``exception``: the JVM exception class the error names
+    (``""`` if none); ``spark``: the first line of Spark's error."""
 
     after: str
     when: str
@@ -99,14 +100,23 @@ def _crashed(fired: dict[str, Any]) -> bool:
         return False
 
 
+def _benign(fired: dict[str, Any]) -> bool:
+    """Whether ``fired`` is a nemesis the query must carry on after (``SourceDamage.benign``): a topic growing
+    partitions is something a Kafka query meets in production, not damage it may refuse."""
+    damage = (fired.get("context") or {}).get("damage")
+    return fired.get("action") == "nemesis" and isinstance(damage, dict) and bool(damage.get("benign"))
+
+
 def recovery_failure(error: str, checkpoint: Path, kills_fired: list[dict[str, Any]]) -> RecoveryFailure | None:
     """The :class:`RecoveryFailure` of a query failure (``error``) after ``kills_fired``; ``None`` when no fault
-    that crashes (:func:`_crashed`) fired last before it, or the query failed past the batch after the one that fault
-    hit (it had recovered): then the failure is no verdict."""
-    crash_faults = [k for k in kills_fired if _crashed(k)]
-    if not crash_faults or crash_faults[-1] is not kills_fired[-1]:
+    that crashes (:func:`_crashed`) fired last before it (benign nemeses aside, :func:`_benign`), or the query
+    failed past the batch after the one that fault hit (it had recovered): then the failure is no verdict."""
+    crashes_at = [i for i, k in enumerate(kills_fired) if _crashed(k)]
+    if not crashes_at:
         return None
-    last = crash_faults[-1]
+    last, since = kills_fired[crashes_at[-1]], kills_fired[crashes_at[-1] + 1 :]
+    if not all(_benign(k) for k in since):
+        return None
     planned, committed = batch_ids(checkpoint / "offsets"), batch_ids(checkpoint / "commits")
     crashed = last.get("batch")
     if planned and (not committed or planned[-1] > committed[-1]):
@@ -119,6 +129,8 @@ def recovery_failure(error: str, checkpoint: Path, kills_fired: list[dict[str, A
     if past:
         return None  # the query got past the batches the crash touched: a later failure, not its recovery
     after = f"#{last.get('history_index')} {last.get('description')}"
+    if since:  # benign nemeses between the crash and the restart: the report needs them to reproduce it
+        after += "".join(f", then #{k.get('history_index')} {k.get('description')}" for k in since)
     return RecoveryFailure(after, when, jvm_exception(error), spark_words(error))
 
 

@@ -164,17 +164,19 @@ class Runner:
                 marks = [i for i, k in enumerate(self.conductor.kills_fired) if k["point"] == DEPLOY_POINT]
                 after = len(self.conductor.kills_fired) - 1 - marks[-1] if marks else 0
                 outcome.refused = refusal(str(exc), deployed, self.paths.checkpoint, after)
+            # A loud failure after damage may be the right answer to it; after a benign nemesis it is not.
+            damaged = any(not n.benign for n in self.nemeses)
             if outcome.refused is not None:
                 self._record("info", "runner", "upgrade_refused", outcome.refused.to_json())
                 self.echo(f"UPGRADE REFUSED: {outcome.refused.describe()}")
-            elif outcome.query_failed and not self.nemeses and (failure := self._pipeline_failure(str(exc))):
+            elif outcome.query_failed and not damaged and (failure := self._pipeline_failure(str(exc))):
                 outcome.failure = failure  # the pipeline's own code raised: its failure, not "no verdict"
                 self._record("info", "runner", "pipeline_failed", failure.to_json())
                 self.echo(f"PIPELINE FAILED: {failure.describe()}")
             else:
                 outcome.error = loss_first(str(exc), self.nemeses) if outcome.query_failed else str(exc)
                 # After a crash, with the same pipeline on the same Spark: Spark's own failure to recover.
-                if outcome.query_failed and not self.nemeses and deployed is None and not self.spec.old_pyspark:
+                if outcome.query_failed and not damaged and deployed is None and not self.spec.old_pyspark:
                     outcome.recovery = recovery_failure(str(exc), self.paths.checkpoint, self.conductor.kills_fired)
                 if outcome.recovery is not None:
                     self._record("info", "runner", "recovery_failed", outcome.recovery.to_json())

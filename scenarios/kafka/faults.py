@@ -9,7 +9,8 @@ the runner while no query runs, to the last round's input before the query reads
   records from the tap), so skipped rows are ``lost``, reported as allowed by ``failOnDataLoss=false``.
 - ``add_partitions``: add one partition to the topic (and to the tap) and produce rows into it: the row
   function's rows for the new partition index, as many as the round's busiest partition got, so provenance
-  names them. Spark's Kafka source must read it from offset 0.
+  names them. Spark's Kafka source must read it from offset 0, so the damage is benign: a query Spark fails
+  after it, restarted from its checkpoint after a crash, is a ``recovery-failed`` verdict, not "no verdict".
 
 Each returns a :class:`~scenarios.sources.SourceDamage` saying what it did (and, for an age-out, what the query
 lost and whether its ``failOnDataLoss`` allows skipping it).
@@ -79,7 +80,7 @@ def age_out(spec: KafkaTopic, run: SourceRun) -> SourceDamage:
     partition = max(sorted(waiting), key=lambda p: waiting[p])
     if waiting[partition] <= 0:
         return SourceDamage(f"nothing to age out: topic {topic} has no record the query has not read", (),
-                            f"topic {topic}", setting, allowed)  # fmt: skip
+                            f"topic {topic}", setting, allowed, benign=True)  # fmt: skip
     first = unread[partition]
     cut = first + (waiting[partition] + 1) // 2
     if client.start_offsets(bootstrap, topic).get(partition, 0) > first:
@@ -108,6 +109,7 @@ def add_partition(spec: KafkaTopic, run: SourceRun) -> SourceDamage:
         f"added partition {new} to topic {topic} ({had} -> {new + 1} partitions) and produced {rows} record(s) "
         f"into it (offsets [0, {rows}))",
         where=f"topic {topic}",
+        benign=True,  # Spark's Kafka source reads new partitions from their start: a query must carry on
     )
 
 

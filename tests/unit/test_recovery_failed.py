@@ -1,6 +1,7 @@
 """A query Spark fails after restarting it from its checkpoint is a failure of the subject (verdict
 ``recovery-failed``, exit 1, a violation a campaign shrinks), named by the fault before it, the batch and the JVM
-exception; a failure after a daemon's death, a deploy or no fault at all stays no verdict (no Spark: the error
+exception; a failure after a daemon's death, a deploy, damage or no fault at all stays no verdict, one after a
+crash and a benign nemesis (new Kafka partitions, SPARK-53560) is the subject's (no Spark: the error
 text is the one measured on PySpark 4.1.4 with Spark's Kafka connector 4.1.1, SPARK-55271)."""
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from typing import Any
 import pytest
 
 from harness.chaos.campaign import _violates
+from harness.engine.between import Applied
 from harness.engine.outcome import RECOVERY_FAILED, RunOutcome, jvm_exception, recovery_failure
 from harness.engine.report import render_text, summary_line, to_json
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
+from scenarios.sources import SourceDamage
 from tests.unit.test_user_raised_report import checkpoint
 
 pytestmark = pytest.mark.unit
@@ -95,3 +98,41 @@ def test_a_failure_after_the_query_recovered_past_the_crash_is_no_verdict(tmp_pa
     # The batch after the crashed one still counts (a crash after batch 1's commit: batch 2 is the next to run).
     assert recovery_failure(error_with_log(tmp_path), checkpoint(tmp_path / "n", 3, 2), [kill(4, 1)]) is not None
     assert recovery_failure(error_with_log(tmp_path), checkpoint(tmp_path / "m", 4, 2), [kill(4, 1)]) is None
+
+
+def nemesis(index: int, batch: int, damage: dict[str, Any] | None) -> Any:
+    context = {"damage": damage} if damage else {}
+    return {"history_index": index, "id": "n", "point": "source" if damage else "checkpoint", "action": "nemesis",
+            "batch": batch, "description": f"nemesis n{index}", "context": context}  # fmt: skip
+
+
+# What scenarios.kafka.faults records: new partitions are benign, an age-out that deleted unread records is not.
+GREW = SourceDamage("added partition 2 to topic t (2 -> 3 partitions)", where="topic t", benign=True).to_json()
+AGED = SourceDamage("deleted ...", ((0, 20, 25),), "topic t", "failOnDataLoss=true", False).to_json()
+
+
+def test_a_failure_after_a_crash_and_a_benign_nemesis_is_the_subjects(tmp_path: Path) -> None:
+    # SPARK-53560's path: killed before batch 0 committed, the topic grew a partition, the restart failed.
+    fired = [kill(4, 0), nemesis(7, 0, GREW)]
+    failure = recovery_failure(error_with_log(tmp_path), checkpoint(tmp_path, 1, 0), fired)
+    assert failure is not None and failure.when == "in batch 0"
+    assert failure.after == "#4 k4: kill at after_offsets_logged of batch 0, then #7 nemesis n7"
+
+
+@pytest.mark.parametrize(
+    ("fired", "why"),
+    [
+        ([kill(4, 0), nemesis(7, 0, AGED)], "unread records deleted: failing loudly is the right answer"),
+        ([kill(4, 0), nemesis(7, 0, GREW), nemesis(8, 0, None)], "checkpoint damage after the benign one"),
+        ([kill(4, 0), nemesis(7, 0, None), nemesis(8, 0, GREW)], "checkpoint damage before the benign one"),
+        ([nemesis(7, 0, GREW)], "no crash: the query was not restarted after one"),
+    ],
+)
+def test_damage_or_no_crash_around_a_benign_nemesis_is_no_verdict(tmp_path: Path, fired: list[Any], why: str) -> None:
+    assert recovery_failure(error_with_log(tmp_path), checkpoint(tmp_path, 1, 0), fired) is None, why
+
+
+def test_benign_survives_the_history_round_trip() -> None:
+    assert SourceDamage.from_json(GREW).benign and not SourceDamage.from_json(AGED).benign
+    assert Applied("add_partitions", "x", SourceDamage.from_json(GREW)).benign
+    assert not Applied("delete_latest_commit", "deleted commits/3").benign
