@@ -43,4 +43,6 @@ def test_an_entry_is_found_on_one_side_and_holds_on_the_other() -> None:
         assert isinstance(affected, dict) and isinstance(held, dict)
         assert affected["verdict"] != "exactly-once" and held["verdict"] in HELD, entry["id"]
         assert held["verdict"] == "exactly-once" or held.get("says"), entry["id"]
-        assert affected["pyspark"] != held["pyspark"] and affected.get("says"), entry["id"]
+        # The other side is another release, or (a hazard by design) the workaround's pipeline on the same one.
+        assert affected["pyspark"] != held["pyspark"] or held.get("scenario"), entry["id"]
+        assert held.get("scenario") != entry["scenario"] and affected.get("says"), entry["id"]
