@@ -122,9 +122,10 @@ def render_campaign(result: CampaignResult, *, color: bool = False) -> str:
     if result.error:
         head = f"campaign error, no verdict {ctx}: {result.error.splitlines()[0]}"
     elif result.failure and result.failure.verdict == PIPELINE_FAILED:
-        head = f"pipeline failed, shrunk to {len(result.failure.spec.extra_faults)} fault step(s) {ctx}"
+        faults = len(result.failure.spec.extra_faults) + len(result.failure.spec.nemesis)
+        head = f"pipeline failed, shrunk to {faults} fault step(s) {ctx}"
     elif result.failure and result.failure.verdict == RECOVERY_FAILED:
-        faults = len(result.failure.spec.extra_faults)
+        faults = len(result.failure.spec.extra_faults) + len(result.failure.spec.nemesis)
         head = f"recovery failed: Spark could not resume from the checkpoint, shrunk to {faults} fault step(s) {ctx}"
     elif result.failure and result.failure.verdict == UPGRADE_REFUSED:
         head = f"upgrade refused by Spark, shrunk to the simplest deploy {ctx}"

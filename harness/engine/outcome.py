@@ -115,7 +115,8 @@ def recovery_failure(error: str, checkpoint: Path, kills_fired: list[dict[str, A
     if not crashes_at:
         return None
     last, since = kills_fired[crashes_at[-1]], kills_fired[crashes_at[-1] + 1 :]
-    if not all(_benign(k) for k in since):
+    nemeses = [k for k in kills_fired if k.get("action") == "nemesis"]
+    if not all(_benign(k) for k in (*since, *nemeses)):  # damage anywhere may be what Spark refused
         return None
     planned, committed = batch_ids(checkpoint / "offsets"), batch_ids(checkpoint / "commits")
     crashed = last.get("batch")
@@ -129,7 +130,10 @@ def recovery_failure(error: str, checkpoint: Path, kills_fired: list[dict[str, A
     if past:
         return None  # the query got past the batches the crash touched: a later failure, not its recovery
     after = f"#{last.get('history_index')} {last.get('description')}"
-    if since:  # benign nemeses between the crash and the restart: the report needs them to reproduce it
+    before = [k for k in nemeses if k not in since]
+    if before:  # benign nemeses before the crash: the report needs every one to reproduce it
+        after = "; ".join(f"#{k.get('history_index')} {k.get('description')}" for k in before) + f"; then {after}"
+    if since:  # and those between the crash and the restart
         after += "".join(f", then #{k.get('history_index')} {k.get('description')}" for k in since)
     return RecoveryFailure(after, when, jvm_exception(error), spark_words(error))
 

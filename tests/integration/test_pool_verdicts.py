@@ -62,6 +62,11 @@ def verdict(doc: dict[str, Any]) -> tuple[str, list[Any]]:
 def test_pool_and_cold_drivers_give_the_same_verdicts(
     name: str, seeds: tuple[int, ...], pool: DriverPool, tmp_path: Path
 ) -> None:
+    drawn = [describe_spec(spec) for seed in seeds for spec in campaign_specs(name, seed)]
+    if (name, seeds) == DEFAULT:  # what the case is for: a hard kill meets the pool's standby, or a cold start
+        assert any("kill at sink.commit.after" in d for d in drawn), drawn
+    if name == "foreachbatch_append_naive" and 6 in seeds:  # and a soft fault in the pool's running JVM
+        assert any("raise at sink.commit.after" in d for d in drawn), drawn
     seen: list[str] = []
     for seed in seeds:
         for i, spec in enumerate(campaign_specs(name, seed)):

@@ -126,6 +126,7 @@ def test_a_failure_after_a_crash_and_a_benign_nemesis_is_the_subjects(tmp_path: 
         ([kill(4, 0), nemesis(7, 0, GREW), nemesis(8, 0, None)], "checkpoint damage after the benign one"),
         ([kill(4, 0), nemesis(7, 0, None), nemesis(8, 0, GREW)], "checkpoint damage before the benign one"),
         ([nemesis(7, 0, GREW)], "no crash: the query was not restarted after one"),
+        ([nemesis(2, 0, AGED), kill(4, 0), nemesis(7, 0, GREW)], "records deleted before the crash"),
     ],
 )
 def test_damage_or_no_crash_around_a_benign_nemesis_is_no_verdict(tmp_path: Path, fired: list[Any], why: str) -> None:
@@ -136,3 +137,9 @@ def test_benign_survives_the_history_round_trip() -> None:
     assert SourceDamage.from_json(GREW).benign and not SourceDamage.from_json(AGED).benign
     assert Applied("add_partitions", "x", SourceDamage.from_json(GREW)).benign
     assert not Applied("delete_latest_commit", "deleted commits/3").benign
+
+
+def test_a_benign_nemesis_before_the_crash_is_named_too(tmp_path: Path) -> None:
+    failure = recovery_failure(error_with_log(tmp_path), checkpoint(tmp_path, 1, 0), [nemesis(2, 0, GREW), kill(4, 0)])
+    assert failure is not None
+    assert failure.after == "#2 nemesis n2; then #4 k4: kill at after_offsets_logged of batch 0"
