@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from harness.spark.attach import attach_session, attached
 from harness.spark.cds import java_options
 from harness.spark.connect import ConnectServer, inner_master, is_connect
+from harness.spark.daemon import daemon_confs
 from harness.spark.jars import with_cached_jars
 from harness.spark.project import spark_confs
 from harness.spark.standalone import APP_CONFS, executor_env_confs
@@ -88,7 +89,10 @@ def build_session(
 
     # The user's confs (HARNESS_SPARK_CONFS, the ini option harness_spark_confs) replace the test defaults;
     # the harness's own for this driver come last; the cached connectors are appended to list confs.
-    all_confs = with_cached_jars({**DEFAULT_CONFS, **spark_confs(), **dict(confs or {})})
+    # The warm worker daemon (harness.spark.daemon) only where the workers run this interpreter; a user's own
+    # spark.python.daemon.module wins.
+    defaults = {**DEFAULT_CONFS, **daemon_confs(inner_master(master))}
+    all_confs = with_cached_jars({**defaults, **spark_confs(), **dict(confs or {})})
     java_key = "spark.driver.extraJavaOptions"
     all_confs[java_key] = java_options(all_confs.get(java_key, ""))
     if inner_master(master).startswith("spark://"):  # a cluster: executors get the driver's children's settings

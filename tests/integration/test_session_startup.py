@@ -30,6 +30,28 @@ def test_spark_python_workers_import_the_installed_pyspark_not_its_zip(spark: Sp
     assert ".zip" not in pyspark.__file__
 
 
+def test_spark_forks_python_workers_from_the_warm_daemon(spark: SparkSession) -> None:
+    """A local session's workers come from harness/spark/daemon.py: their parent runs that module, and pyarrow is
+    imported before the task's code runs (a plain Python UDF does not import it; Spark's own daemon would not)."""
+    from pyspark.sql.functions import udf
+
+    @udf("string")
+    def worker_origin(_: int) -> str:
+        import os
+        import sys
+
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+            parent = f.read().replace(b"\0", b" ").decode()
+        return f"{'pyarrow' in sys.modules}|{parent}"
+
+    seen = {r[0] for r in spark.range(2).select(worker_origin("id")).collect()}
+    assert spark.conf.get("spark.python.daemon.module") == "harness.spark.daemon"
+    for origin in seen:
+        preloaded, parent = origin.split("|", 1)
+        assert "-m harness.spark.daemon" in parent, f"worker forked by {parent!r}, not the warm daemon"
+        assert preloaded == "True", "pyarrow was not imported before the worker ran the task"
+
+
 def test_the_driver_jvm_maps_the_class_data_archive(spark: SparkSession) -> None:
     """bin/test builds the archive at set-up (harness/spark/cds.py); the session's JVM must map it."""
     if os.environ.get(CDS_ENV) == "0":
