@@ -1,0 +1,81 @@
+"""The scenario catalogue in ``docs/scenarios.md``, generated from the library's ``Scenario`` objects.
+
+Each built-in scenario's row is written from its own fields (``summary``, ``guarantee``, its source's
+``describe()``, ``kill_points``), between two marker lines of the page; the rest of the page (what was
+measured, how each oracle works) stays prose. ``python -m harness.cli.catalogue --write`` rewrites the block;
+``--check`` exits 1 when it differs from the code (``tests/unit/test_scenario_catalogue.py`` fails then too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from fault_injectors.plan import CRASH_POINTS
+from scenarios import Scenario, all_scenarios
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "scenarios.md"
+COMMAND = "python -m harness.cli.catalogue --write"
+BEGIN = f"<!-- the catalogue: generated from the scenarios by `{COMMAND}`; do not edit by hand -->"
+END = "<!-- end of the generated catalogue -->"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _points(scenario: Scenario) -> str:
+    points = scenario.kill_points
+    if set(points) == set(CRASH_POINTS):
+        return f"all {len(CRASH_POINTS)}"
+    return ", ".join(f"`{p}`" for p in points)
+
+
+def table(scenarios: Mapping[str, Scenario]) -> str:
+    """The catalogue's rows, one a scenario, by name."""
+    lines = [
+        "| scenario | pipeline | expected verdict | source | seeded kills at |",
+        "|---|---|---|---|---|",
+    ]
+    for name, sc in sorted(scenarios.items()):
+        row = [f"`{name}`", sc.summary, sc.guarantee, sc.source.describe(), _points(sc)]
+        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+def render(page: str, scenarios: Mapping[str, Scenario]) -> str:
+    """``page`` with the block between :data:`BEGIN` and :data:`END` replaced by :func:`table`
+    (``ValueError`` when the markers are missing or out of order)."""
+    start, end = page.find(BEGIN), page.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{PAGE.name} lacks the catalogue's markers ({BEGIN!r} ... {END!r})")
+    return page[: start + len(BEGIN)] + "\n" + table(scenarios) + "\n" + page[end:]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    shown = PAGE.relative_to(ROOT) if PAGE.is_relative_to(ROOT) else PAGE
+    parser = argparse.ArgumentParser(prog="python -m harness.cli.catalogue", description=__doc__)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help=f"rewrite the catalogue in {shown}")
+    mode.add_argument("--check", action="store_true", help="exit 1 if the catalogue is not the code's")
+    args = parser.parse_args(argv)
+    try:
+        page = PAGE.read_text()
+        text = render(page, all_scenarios())
+    except (OSError, ValueError) as exc:
+        print(f"harness: {shown}: {exc}", file=sys.stderr)
+        return 2
+    if args.write:
+        PAGE.write_text(text)
+        return 0
+    if page == text:
+        return 0
+    print(f"harness: the catalogue in {shown} is out of date; regenerate it: {COMMAND}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
