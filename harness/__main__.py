@@ -1,3 +1,5 @@
+"""``python -m harness``: the command line (:mod:`harness.cli.main`)."""
+
 from __future__ import annotations
 
 import sys

@@ -8,12 +8,12 @@ measured, how each oracle works) stays prose. ``python -m harness.cli.catalogue 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fault_injectors.plan import CRASH_POINTS
+from harness.cli.generated import page_main
 from scenarios import Scenario, all_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,25 +56,19 @@ def render(page: str, scenarios: Mapping[str, Scenario]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    shown = PAGE.relative_to(ROOT) if PAGE.is_relative_to(ROOT) else PAGE
-    parser = argparse.ArgumentParser(prog="python -m harness.cli.catalogue", description=__doc__)
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help=f"rewrite the catalogue in {shown}")
-    mode.add_argument("--check", action="store_true", help="exit 1 if the catalogue is not the code's")
-    args = parser.parse_args(argv)
-    try:
-        page = PAGE.read_text()
-        text = render(page, all_scenarios())
-    except (OSError, ValueError) as exc:
-        print(f"harness: {shown}: {exc}", file=sys.stderr)
-        return 2
-    if args.write:
-        PAGE.write_text(text)
-        return 0
-    if page == text:
-        return 0
-    print(f"harness: the catalogue in {shown} is out of date; regenerate it: {COMMAND}", file=sys.stderr)
-    return 1
+    def render_page() -> str:
+        if not PAGE.exists():
+            raise ValueError("the page is missing")
+        return render(PAGE.read_text(), all_scenarios())
+
+    return page_main(
+        argv,
+        prog="python -m harness.cli.catalogue",
+        description=__doc__,
+        page=PAGE,
+        render=render_page,
+        command=COMMAND,
+    )
 
 
 if __name__ == "__main__":

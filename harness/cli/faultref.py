@@ -9,7 +9,6 @@ listed: an installed plugin's actions are printed by ``python -m harness list``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from fault_injectors.plan import (
     TIMED_POINTS,
     WRAPPERS,
 )
+from harness.cli.generated import page_main
 from scenarios.kafka.faults import KAFKA_NEMESES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,20 +124,9 @@ def render() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    shown = PAGE.relative_to(ROOT) if PAGE.is_relative_to(ROOT) else PAGE
-    parser = argparse.ArgumentParser(prog="python -m harness.cli.faultref", description=__doc__)
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help=f"rewrite {shown}")
-    mode.add_argument("--check", action="store_true", help="exit 1 if the page is not the code's")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.write:
-        PAGE.write_text(text)
-        return 0
-    if PAGE.exists() and PAGE.read_text() == text:
-        return 0
-    print(f"harness: {shown} is out of date; regenerate it: {COMMAND}", file=sys.stderr)
-    return 1
+    return page_main(
+        argv, prog="python -m harness.cli.faultref", description=__doc__, page=PAGE, render=render, command=COMMAND
+    )
 
 
 if __name__ == "__main__":

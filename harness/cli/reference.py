@@ -11,7 +11,6 @@ on disk differs from the code (``tests/unit/test_reference_docs.py`` fails then 
 
 from __future__ import annotations
 
-import argparse
 import ast
 import dataclasses
 import importlib
@@ -23,6 +22,8 @@ import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from harness.cli.generated import page_main
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference.md"
@@ -256,24 +257,15 @@ def render() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.cli.reference", description=__doc__)
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help=f"rewrite {PAGE.relative_to(ROOT)}")
-    mode.add_argument("--check", action="store_true", help="exit 1 if the page is not the code's")
-    args = parser.parse_args(argv)
-    try:
-        text = render()
-    except ReferenceError as exc:
-        print(f"harness: {exc}", file=sys.stderr)
-        return 2
-    if args.write:
-        PAGE.write_text(text)
-        return 0
-    if PAGE.exists() and PAGE.read_text() == text:
-        return 0
-    stale = f"harness: {PAGE.relative_to(ROOT)} is out of date; regenerate it: {COMMAND}"
-    print(stale, file=sys.stderr)
-    return 1
+    return page_main(
+        argv,
+        prog="python -m harness.cli.reference",
+        description=__doc__,
+        page=PAGE,
+        render=render,
+        command=COMMAND,
+        refused=(ReferenceError,),
+    )
 
 
 if __name__ == "__main__":
