@@ -129,7 +129,7 @@ def chaos_specs(
         batch_rows = scenario.max_rows_per_batch * k
     batch_rows = explicit if explicit is not None else batch_rows
     limit = scenario.batch_limit_for(batch_rows or scenario.max_rows_per_batch)
-    if trigger is not None and trigger.kind == "once":
+    if trigger is not None and trigger.one_batch:
         limit = None  # one batch a job, read limits ignored
     available = {p: 0 for p in range(scenario.partitions)}
     predicted = []
@@ -138,9 +138,9 @@ def chaos_specs(
         available = {p: available[p] + r[p] for p in available}
         predicted += plan_batches(start, available, limit)
     kill_points = list(scenario.kill_points)
-    if trigger is not None and trigger.kind != "processing-time":
+    if trigger is not None and not trigger.clocked:
         # Batch ids every run of the trigger makes; no sink.write.mid, whose row count the kills may reshape.
-        if trigger.kind == "once":  # at most rounds // 2 faults, so rounds - faults job batches hold them all
+        if trigger.one_batch:  # at most rounds // 2 faults, so rounds - faults job batches hold them all
             max_faults = min(max_faults, len(rows) // 2)
         sure = fault_batches(trigger.kind, rows, limit, max_faults)
         predicted = [({}, {}) for _ in range(sure)] if trigger.epochs else predicted[:sure]

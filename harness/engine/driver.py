@@ -218,7 +218,7 @@ class Driver:
                 except EpochQueryDied as exc:  # a timeout or a source's read error is the harness's, not the query's
                     query.stop()
                     raise QueryFailed(str(exc).split("\n=== Streaming Query ===")[0]) from exc
-            if trigger.kind == "processing-time":  # runs until stopped: stop it, gracefully, once caught up
+            if trigger.clocked:  # runs until stopped: stop it, gracefully, once caught up
                 query.processAllAvailable()
                 query.stop()
             else:

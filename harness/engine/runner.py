@@ -43,7 +43,7 @@ from harness.engine.old_spark import SPARK_UPGRADE, OldSparkError, run_round
 from harness.engine.outcome import PipelineFailure, RunOutcome, pipeline_failure, recovery_failure
 from harness.engine.pool import DriverPool, Standby
 from harness.engine.rundir import RunPaths, safe_name
-from harness.engine.schedule import Schedule, build_schedule
+from harness.engine.schedule import Op, OpKind, Schedule, build_schedule
 from harness.engine.spec import RunSpec
 from harness.engine.trigger import run_trigger
 from harness.inspector import batch_ids, latest_batch_id, summarize
@@ -96,6 +96,8 @@ class Runner:
         self.conductor: Conductor | None = None
         #: The nemesis actions applied so far (checkpoint and source).
         self.nemeses: list[Applied] = []
+        #: The round the schedule has reached (its ``add_data`` ops so far), and whether it has healed.
+        self._round, self._healed = 0, False
 
     def echo(self, message: str) -> None:
         self._echo(f"[{time.monotonic() - self.started:7.1f}s] {message}")
@@ -125,7 +127,7 @@ class Runner:
             on_crash=self._after_crash,
         )
         self.echo(f"scenario {sc.name}: {sc.summary}; seed {self.spec.seed}; run dir {self.paths.root}")
-        if self.trigger.kind != "rounds":
+        if not self.trigger.rounds:
             self.echo(f"  trigger: {self.trigger.describe()}")
         for line in self.schedule.describe():
             self.echo("  " + line)
@@ -203,54 +205,65 @@ class Runner:
         return outcome
 
     def _play(self) -> None:
+        """Play the schedule's ops in order, each with its kind's handler."""
         assert self.conductor is not None
-        rounds = self.spec.effective_rounds
-        r = 0
-        healed = False
+        handlers: dict[OpKind, Callable[[Op], None]] = {
+            OpKind.ADD_DATA: self._add_data,
+            OpKind.NEMESIS: lambda op: self._nemesis(op.name),
+            OpKind.DEPLOY: lambda op: self._deploy(f"graceful stop after round {self._round}"),
+            OpKind.HEAL: self._heal,
+            OpKind.RUN: self._run,
+            OpKind.CHECK: self._check_op,
+        }
         for op in self.schedule.ops:
-            if op.kind == "add_data":
-                r += 1
-                tap = advance(self.paths.tap, op.rows)
-                try:
-                    fed = self.scenario.source.feed(self.paths.input, op.rows, self.scenario.rows_per_offset)
-                except (OSError, ValueError) as exc:  # a context factory's error: bad input, in one line
-                    where = self.scenario.source.describe()
-                    raise HarnessError(f"round {r}: adding data through {where}: {exc}") from exc
-                self._record("ok", "runner", "add_data", {"rows": op.rows, "tap": tap, **fed})
-                self.echo(f"round {r}/{rounds}: {op.describe()}")
-            elif op.kind == "nemesis":
-                self._nemesis(op.name)
-            elif op.kind == "deploy":
-                self._deploy(f"graceful stop after round {r}")
-            elif op.kind == "heal":
-                healed = True
-                self._record("info", "runner", "heal", {})
-            elif op.kind == "run" and self.spec.old_pyspark is not None and r <= self.spec.old_rounds:
-                self._old_spark_round(r)
-            elif op.kind == "run":
-                if (
-                    healed
-                    # a source nemesis acts before a run
-                    and not any(n in checkpoint_nemeses() for n in self.spec.nemesis)
-                    and not never_fired(self.schedule.plan, read_ledger(self.paths.faults))
-                    and not self.scheduled  # a once job that re-ran a killed batch left newer data unread
-                ):
-                    # Every fault has fired and the last run caught up: the final run would be empty.
-                    self._record("info", "runner", "run", {"skipped": "nothing pending after heal"})
-                    continue
-                if self.trigger.epochs:  # the epoch this run must commit (harness.engine.epochs)
-                    aims = [(f.batch, f.after_ms or 0) for f in self.schedule.plan.rules if f.batch is not None]
-                    target = round_target(r, rounds, aims, self.trigger.interval_ms, final=healed)
-                    write_target(self.paths.root, target)
-                if self.scheduled:
-                    self.jobs += 1
-                    msg = run_job(self.conductor, self.echo, self.jobs, final=healed)
-                    continue
-                msg = self._drive("run")
-                self.echo(f"caught up ({len(msg.get('batches', []))} batch(es) in this query)")
-            elif op.kind == "check":
-                msg = self._drive("check")
-                self.echo(f"oracle: {msg['expected_rows']} rows expected, {msg['observed_rows']} rows visible")
+            handlers[op.kind](op)
+
+    def _add_data(self, op: Op) -> None:
+        self._round += 1
+        r, rounds = self._round, self.spec.effective_rounds
+        tap = advance(self.paths.tap, op.rows)
+        try:
+            fed = self.scenario.source.feed(self.paths.input, op.rows, self.scenario.rows_per_offset)
+        except (OSError, ValueError) as exc:  # a context factory's error: bad input, in one line
+            where = self.scenario.source.describe()
+            raise HarnessError(f"round {r}: adding data through {where}: {exc}") from exc
+        self._record("ok", "runner", "add_data", {"rows": op.rows, "tap": tap, **fed})
+        self.echo(f"round {r}/{rounds}: {op.describe()}")
+
+    def _heal(self, op: Op) -> None:
+        self._healed = True
+        self._record("info", "runner", "heal", {})
+
+    def _run(self, op: Op) -> None:
+        assert self.conductor is not None
+        r, healed = self._round, self._healed
+        if self.spec.old_pyspark is not None and r <= self.spec.old_rounds:
+            self._old_spark_round(r)
+            return
+        if (
+            healed
+            # a source nemesis acts before a run
+            and not any(n in checkpoint_nemeses() for n in self.spec.nemesis)
+            and not never_fired(self.schedule.plan, read_ledger(self.paths.faults))
+            and not self.scheduled  # a once job that re-ran a killed batch left newer data unread
+        ):
+            # Every fault has fired and the last run caught up: the final run would be empty.
+            self._record("info", "runner", "run", {"skipped": "nothing pending after heal"})
+            return
+        if self.trigger.epochs:  # the epoch this run must commit (harness.engine.epochs)
+            aims = [(f.batch, f.after_ms or 0) for f in self.schedule.plan.rules if f.batch is not None]
+            target = round_target(r, self.spec.effective_rounds, aims, self.trigger.interval_ms, final=healed)
+            write_target(self.paths.root, target)
+        if self.scheduled:
+            self.jobs += 1
+            run_job(self.conductor, self.echo, self.jobs, final=healed)
+            return
+        msg = self._drive("run")
+        self.echo(f"caught up ({len(msg.get('batches', []))} batch(es) in this query)")
+
+    def _check_op(self, op: Op) -> None:
+        msg = self._drive("check")
+        self.echo(f"oracle: {msg['expected_rows']} rows expected, {msg['observed_rows']} rows visible")
 
     def _nemesis(self, name: str) -> None:
         """Apply a nemesis between runs (no query is running; the driver's next query re-reads it all)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from fault_injectors.nemesis import checkpoint_nemeses
@@ -28,27 +29,41 @@ from scenarios.dstream import DStreamScenario
 from scenarios.sources import source_nemeses
 
 
+class OpKind(StrEnum):
+    """What one step of a schedule does (the runner plays each with a handler of its own)."""
+
+    #: Add ``rows`` offset units per partition to the source.
+    ADD_DATA = "add_data"
+    #: Run the query until it has caught up (a round's job, under a scheduled trigger).
+    RUN = "run"
+    #: Damage the checkpoint, or the source's input, with the action ``name`` while no query runs.
+    NEMESIS = "nemesis"
+    #: An upgrade run's next version ``name`` takes over the checkpoint while no query runs.
+    DEPLOY = "deploy"
+    #: Nothing new is injected after this.
+    HEAL = "heal"
+    #: Read the sink back and judge it.
+    CHECK = "check"
+
+
 @dataclass(frozen=True)
 class Op:
-    """One step: ``add_data`` (``rows`` offset units per partition), ``run``
-    (until caught up), ``nemesis`` (damage the checkpoint, or the source's
-    input, with the action ``name`` while no query runs), ``deploy`` (an upgrade
-    run's next version ``name`` takes over the checkpoint while no query runs),
-    ``heal`` (nothing new is injected after this), ``check``."""
+    """One step of a schedule: its ``kind`` (:class:`OpKind`), the ``rows`` an ``add_data`` adds (offset units
+    per partition), the ``name`` of a nemesis or of the version a deploy brings."""
 
-    kind: str
+    kind: OpKind
     rows: dict[int, int] = field(default_factory=dict)
     name: str = ""
 
     def describe(self) -> str:
-        if self.kind == "add_data":
+        if self.kind is OpKind.ADD_DATA:
             return "add data " + ", ".join(f"p{p}+{n}" for p, n in sorted(self.rows.items()))
-        if self.kind == "nemesis":
+        if self.kind is OpKind.NEMESIS:
             what = "checkpoint" if self.name in checkpoint_nemeses() else "source"
             return f"{what} nemesis {self.name} (no query running)"
-        if self.kind == "deploy":
+        if self.kind is OpKind.DEPLOY:
             return f"deploy {self.name} over the checkpoint (graceful: no query running)"
-        return {"run": "run until caught up", "heal": "heal", "check": "check"}.get(self.kind, self.kind)
+        return {OpKind.RUN: "run until caught up", OpKind.HEAL: "heal", OpKind.CHECK: "check"}[self.kind]
 
 
 @dataclass(frozen=True)
@@ -101,7 +116,7 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
             f"scenario {scenario.name} is a DStream application, which needs a SparkContext; Spark Connect has none: "
             "run it without --remote"
         )
-    if trigger.kind == "once":  # one batch a job, read limits ignored
+    if trigger.one_batch:  # one batch a job, read limits ignored
         max_offsets = None
     first_new = 0
     per_round: list[dict[int, int]] = []
@@ -117,7 +132,7 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
         available = {p: available[p] + rows[p] for p in parts}
         predicted += plan_batches(start, available, max_offsets)
         per_round.append(rows)
-        ops += [Op("add_data", rows), Op("run")]
+        ops += [Op(OpKind.ADD_DATA, rows), Op(OpKind.RUN)]
         if spec.old_pyspark is not None and r + 1 == spec.old_rounds:
             first_new = len(predicted)  # the older PySpark's batches: no fault fires in them
     known, offered = known_nemeses(scenario), source_nemeses(scenario.source)
@@ -126,20 +141,20 @@ def build_schedule(spec: RunSpec, scenario: Scenario) -> Schedule:
         raise ValueError(f"unknown nemesis {unknown[0]!r} for scenario {scenario.name}; known: {', '.join(known)}")
     # A source nemesis acts on the last round's input before the query reads it; a checkpoint one after the rounds.
     last_run = len(ops) - 1
-    ops[last_run:last_run] = [Op("nemesis", name=name) for name in spec.nemesis if name in offered]
-    ops += [Op("nemesis", name=name) for name in spec.nemesis if name not in offered]
-    ops += [Op("heal"), Op("run"), Op("check")]
+    ops[last_run:last_run] = [Op(OpKind.NEMESIS, name=name) for name in spec.nemesis if name in offered]
+    ops += [Op(OpKind.NEMESIS, name=name) for name in spec.nemesis if name not in offered]
+    ops += [Op(OpKind.HEAL), Op(OpKind.RUN), Op(OpKind.CHECK)]
     if spec.upgrade_to is not None:
         _check_upgrade(spec, scenario)
         kind, arg = parse_deploy(spec.deploy or "after-round:1")
         if kind == "after-round":
-            runs = [i for i, op in enumerate(ops) if op.kind == "run"]
+            runs = [i for i, op in enumerate(ops) if op.kind is OpKind.RUN]
             if not isinstance(arg, int) or arg >= spec.effective_rounds:
                 raise ValueError(
                     f"deploy {spec.deploy}: the schedule has {spec.effective_rounds} round(s); a graceful deploy "
                     "goes after round 1..rounds-1, so the new version has data of its own to run"
                 )
-            ops.insert(runs[arg - 1] + 1, Op("deploy", name=spec.upgrade_to))
+            ops.insert(runs[arg - 1] + 1, Op(OpKind.DEPLOY, name=spec.upgrade_to))
 
     rules: list[FaultRule] = []
     # A scheduled job's batches depend on where the previous job was killed: aim only at batch ids every run

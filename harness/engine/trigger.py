@@ -84,6 +84,21 @@ class Trigger:
     def epochs(self) -> bool:
         return self.kind in EPOCHS
 
+    @property
+    def rounds(self) -> bool:
+        """The default: rounds run until caught up, a killed round restarted (no ``--trigger`` given)."""
+        return self.kind == ROUNDS
+
+    @property
+    def one_batch(self) -> bool:
+        """A job makes one batch and ignores the source's read limits (``once``)."""
+        return self.kind == "once"
+
+    @property
+    def clocked(self) -> bool:
+        """The clock plans the batches of one long-running query (``processing-time``)."""
+        return self.kind == "processing-time"
+
     def text(self) -> str:
         """As ``--trigger`` takes it."""
         return self.kind if self.interval is None else f"{self.kind}:{self.interval}"
@@ -92,7 +107,7 @@ class Trigger:
         """Keyword arguments of ``DataStreamWriter.trigger``."""
         if self.kind in ("available-now", ROUNDS):
             return {"availableNow": True}
-        if self.kind == "once":
+        if self.one_batch:
             return {"once": True}
         key = {"processing-time": "processingTime", "continuous": "continuous", "real-time": "realTime"}[self.kind]
         return {key: self.interval}

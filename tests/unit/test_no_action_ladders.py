@@ -113,3 +113,55 @@ def test_the_point_check_finds_a_comparison(tmp_path: Path) -> None:
         'point == "sink.write.mid"',
         'point in ("after_commit_logged", "x")',
     ]
+
+
+#: The run's other named kinds and the one module that may compare them by name: a schedule's op kinds
+#: (:class:`harness.engine.schedule.OpKind`) and the trigger kinds (:class:`harness.engine.trigger.Trigger`'s
+#: properties say what a kind means: ``scheduled``, ``epochs``, ``one_batch``, ``clocked``, ``rounds``).
+def _kind_homes() -> dict[str, Path]:
+    from harness.engine.schedule import OpKind
+    from harness.engine.trigger import KINDS, ROUNDS
+
+    homes = {k.value: ROOT / "harness" / "engine" / "schedule.py" for k in OpKind}
+    homes.update({k: ROOT / "harness" / "engine" / "trigger.py" for k in (*KINDS, ROUNDS)})
+    return homes
+
+
+def kind_ladders(path: Path) -> list[str]:
+    """Each comparison in ``path`` of something's ``kind`` with a literal op or trigger kind that ``path`` does
+    not own, as ``file:line: text``."""
+    source = path.read_text()
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    homes = _kind_homes()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        text = ast.get_source_segment(source, node) or ""
+        literals = [
+            o.value
+            for o in [node.left, *node.comparators]
+            for o in ([o] if not isinstance(o, ast.Tuple | ast.Set | ast.List) else o.elts)
+            if isinstance(o, ast.Constant) and isinstance(o.value, str)
+        ]
+        if "kind" in text and any(v in homes and homes[v] != path for v in literals):
+            found.append(f"{shown}:{node.lineno}: {text}")
+    return found
+
+
+def test_no_module_decides_by_an_op_or_trigger_kind_name() -> None:
+    found = [hit for p in code_files() for hit in kind_ladders(p)]
+    assert not found, "use OpKind, or ask the Trigger (scheduled, epochs, one_batch, clocked):\n" + "\n".join(found)
+
+
+def test_the_kind_check_finds_a_ladder(tmp_path: Path) -> None:
+    subject = tmp_path / "subject.py"
+    subject.write_text(
+        'def f(op, trigger, row):\n    if op.kind == "add_data":\n        return 1\n'
+        '    if trigger.kind in ("once", "continuous"):\n        return 2\n'
+        '    if row.kind == "source" or trigger.one_batch:\n        return 3\n'
+    )
+    assert [h.split(": ", 1)[1] for h in kind_ladders(subject)] == [
+        'op.kind == "add_data"',
+        'trigger.kind in ("once", "continuous")',
+    ]
