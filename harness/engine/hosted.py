@@ -38,10 +38,10 @@ class HostedJvm:
         """The file ``HARNESS_DRIVER_GROUPS`` names (:func:`fault_injectors.kills.driver_groups` reads it)."""
         return self.log_dir / "driver-groups"
 
-    def env(self, *, spare: bool = False) -> dict[str, str]:
-        """The environment of a driver attached to the live host (a new host if there is none or it died);
-        ``spare``: the driver waits for ``attach`` before it attaches."""
-        if self.host is not None and not self.alive():
+    def begin(self) -> None:
+        """Start a host if there is none (or it died), without waiting for it: the first driver's wait for it
+        (:meth:`env`) is then shorter by whatever ran meanwhile."""
+        if self.host is not None and self._gateway and not self.alive():
             self.host.kill()  # killed with a driver (kill_process_group): the next driver needs a new JVM
             self.host = None
         if self.host is None:
@@ -53,8 +53,15 @@ class HostedJvm:
                 module="harness.engine.jvmhost",
             )  # fmt: skip
             host.name = f"JVM host {k}"
-            self.host = host
-            msg = self._wait(host, "hosting")
+            self.host, self._gateway = host, {}
+
+    def env(self, *, spare: bool = False) -> dict[str, str]:
+        """The environment of a driver attached to the live host (a new host if there is none or it died,
+        waited for); ``spare``: the driver waits for ``attach`` before it attaches."""
+        self.begin()
+        assert self.host is not None
+        if not self._gateway:
+            msg = self._wait(self.host, "hosting")
             self._gateway = {GATEWAY_PORT_ENV: str(msg["port"]), GATEWAY_SECRET_ENV: str(msg["secret"])}
         env = {**self._gateway, ATTACH_ENV: "1", DRIVER_GROUPS_ENV: str(self.groups_file)}
         return {**env, ATTACH_WAIT_ENV: "1"} if spare else env
