@@ -42,6 +42,7 @@ from harness.engine.report import summary_line, to_json
 from harness.engine.rundir import RunPaths
 from harness.engine.runner import Runner, RunRefused
 from harness.engine.spec import RunSpec
+from harness.engine.trigger import parse_trigger
 from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
 
@@ -104,7 +105,7 @@ def run_campaign(
     db = database if isinstance(database, ExampleDatabase) or database is None else open_database(database)
     draws_steps = scenario.draws_sink_steps if steps is None else steps
     # A census runs the default rounds: its batches are a trigger's only for availableNow and the clock's.
-    draws_steps = draws_steps and all(t.split(":")[0] in ("available-now", "processing-time") for t in profile.triggers)
+    draws_steps = draws_steps and all(parse_trigger(t).census_batches for t in profile.triggers)
     db_key = campaign_key(scenario_name, profile, nemesis, master, draws_steps)
     if db is not None:
         # A database given through the API (an ExampleDatabase) has no command-line form.

@@ -22,8 +22,9 @@ COMMAND = "python -m harness.cli.layout --write"
 PACKAGES = ("harness", "scenarios", "fault_injectors")
 #: Folders whose modules are listed elsewhere or are not the project's code.
 SKIPPED = ("scenarios/library", "harness/spark/sitepath")
-#: A docstring's first sentence: up to a period before white space or the end.
-_SENTENCE = re.compile(r"(.+?\.)(?:\s|$)")
+#: A period that ends a sentence: before white space and a capital letter or code, or at the end ("e.g. Kafka",
+#: "10^3 .. 10^6" go on).
+_SENTENCE = re.compile(r"(?<!\.)(?<!e\.g)(?<!i\.e)\.(?=\s+[A-Z`]|$)")
 _ROLE = re.compile(r":[a-z]+:`")
 
 
@@ -35,8 +36,13 @@ def first_sentence(path: Path) -> str:
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         raise ValueError(f"{shown} has no module docstring: write one")
     text = " ".join(doc.split("\n\n")[0].split())
-    match = _SENTENCE.match(text)
-    sentence = _ROLE.sub("`", match.group(1) if match else text)  # a Sphinx role (:mod:) reads as code
+    sentence = text
+    for end in _SENTENCE.finditer(text):  # the first period that ends a sentence outside code
+        head = text[: end.start() + 1]
+        if head.count("`") % 2 == 0:
+            sentence = head
+            break
+    sentence = _ROLE.sub("`", sentence)  # a Sphinx role (:mod:) reads as code
     return sentence.replace("``", "`").replace("|", "\\|")
 
 

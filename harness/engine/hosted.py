@@ -41,8 +41,10 @@ class HostedJvm:
     def begin(self) -> None:
         """Start a host if there is none (or it died), without waiting for it: the first driver's wait for it
         (:meth:`env`) is then shorter by whatever ran meanwhile."""
-        if self.host is not None and self._gateway and not self.alive():
-            self.host.kill()  # killed with a driver (kill_process_group): the next driver needs a new JVM
+        # A host that exited (before it was ready too), or whose gateway is gone: the next driver needs a new JVM.
+        dead = self.host is not None and (self.host.proc.poll() is not None or bool(self._gateway and not self.alive()))
+        if dead and self.host is not None:
+            self.host.kill()
             self.host = None
         if self.host is None:
             self.hosts += 1

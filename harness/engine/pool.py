@@ -111,8 +111,9 @@ class DriverPool:
 
     def prestart(self) -> None:
         """Start the first driver's JVM now, without waiting for it, so it comes up while the caller does other
-        work (``check-sink``'s protocol checks): the host of a hosted pool, else a standby the first
-        :meth:`start` takes over. A no-op once a driver or standby exists, or on a cluster."""
+        work (``check-sink``'s protocol checks): the host of a hosted pool (a new one if the last died), else a
+        standby the first :meth:`start` takes over. A no-op once a live host, a driver or a standby exists, or on
+        a cluster."""
         if self.hosted is not None:
             self.hosted.begin()
         elif self.cluster is None and self.driver is None and self._standby is None:

@@ -95,6 +95,12 @@ class Trigger:
         return self.kind == "once"
 
     @property
+    def census_batches(self) -> bool:
+        """Its batches are those a census under the default rounds saw (``availableNow``'s, or the clock's over
+        the same data), so sink-step draws from that census aim at batches this trigger makes."""
+        return self.kind in (ROUNDS, "available-now", "processing-time")
+
+    @property
     def clocked(self) -> bool:
         """The clock plans the batches of one long-running query (``processing-time``)."""
         return self.kind == "processing-time"

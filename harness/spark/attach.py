@@ -57,7 +57,8 @@ def attach_session() -> SparkSession:
         _clear(previous.get())
         jsc.sc().cancelAllJobs()  # jobs the dead process started from threads of its own
     if os.environ.get(ATTACH_WAIT_ENV) == "1":  # a spare takes over from a driver process on this JVM
-        _kill_python_workers(int(jvm.java.lang.ProcessHandle.current().pid()))
+        daemon = jsc.getConf().get("spark.python.daemon.module", "pyspark.daemon")  # ours, Spark's or the user's
+        _kill_python_workers(int(jvm.java.lang.ProcessHandle.current().pid()), daemon)
     fresh = session_class(jsc.sc())  # no existing shared state: Spark makes a new one
     session_class.setDefaultSession(fresh)
     session_class.setActiveSession(fresh)
@@ -73,11 +74,13 @@ def _clear(session: object) -> None:
         query.stop()
 
 
-def _kill_python_workers(jvm_pid: int) -> None:
-    """SIGKILL the Python workers of the JVM's worker daemons, so no reused worker keeps what the dead driver's
-    code left in its memory (``spark.python.worker.reuse``). The daemons live on (Spark writes to them and cannot
+def _kill_python_workers(jvm_pid: int, daemon_module: str = "pyspark.daemon") -> list[int]:
+    """SIGKILL the Python workers of the JVM's worker daemons (``python -m <daemon_module>``, the session's
+    ``spark.python.daemon.module``), so no reused worker keeps what the dead driver's code left in its memory
+    (``spark.python.worker.reuse``); returns their pids. The daemons live on (Spark writes to them and cannot
     lose one): they fork new workers from a process that never ran user code, and Spark drops dead idle ones."""
     children: dict[int, list[tuple[int, bytes]]] = {}
+    killed: list[int] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -89,8 +92,10 @@ def _kill_python_workers(jvm_pid: int) -> None:
         parent = int(stat[stat.rindex(")") + 2 :].split()[1])
         children.setdefault(parent, []).append((int(entry.name), cmdline))
     for daemon, cmdline in children.get(jvm_pid, []):
-        if b"pyspark.daemon" not in cmdline:
+        if f"-m\0{daemon_module}\0".encode() not in cmdline + b"\0":
             continue
         for worker, _ in children.get(daemon, []):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(worker, signal.SIGKILL)
+                killed.append(worker)
+    return killed

@@ -9,9 +9,9 @@ cores. This daemon imports those libraries once, before it forks: a fresh worker
 before, and starts without the import (measured in docs/bench.md).
 
 Spark's own daemon imports them after the fork because pyarrow starts threads when imported, and a fork copies
-only the forking thread. The threads pyarrow starts (jemalloc's background thread, Arrow's pools) reset
-themselves in a forked child (both register fork handlers), which is what makes pyarrow safe under
-``multiprocessing``'s fork. :func:`daemon_confs` names this module only where the worker's Python is the
+only the forking thread. The threads these imports start (pyarrow's jemalloc background thread; numpy's
+OpenBLAS pool, under pandas) are idle when the daemon forks and reset themselves in a forked child (each
+registers fork handlers), which is what makes both safe under ``multiprocessing``'s fork. :func:`daemon_confs` names this module only where the worker's Python is the
 harness's own (a local master); a user who wants Spark's daemon sets ``spark.python.daemon.module`` to
 ``pyspark.daemon`` in the harness's Spark confs, which win.
 """
@@ -42,12 +42,13 @@ def daemon_confs(master: str) -> dict[str, str]:
 
 
 def preload() -> list[str]:
-    """Import :data:`PRELOADED`; the names that could not be imported (an older PySpark lacks some)."""
+    """Import :data:`PRELOADED`; the names that could not be imported (an older PySpark lacks some; a library
+    that fails to import is left to the worker that needs it, so the daemon itself always starts)."""
     missing = []
     for name in PRELOADED:
         try:
             importlib.import_module(name)
-        except ImportError:
+        except Exception:  # whatever fails here fails in a worker that needs it, as under Spark's daemon
             missing.append(name)
     return missing
 

@@ -4,6 +4,8 @@ and a pool closed before its first start leaves no process behind."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,18 @@ def test_a_pool_closed_before_its_first_start_leaves_nothing(tmp_path: Path) -> 
         assert pids_with_token(pool.token, prefix=True)
         pool.close()
         assert not pids_with_token(pool.token, prefix=True), f"host_jvm={host_jvm}: processes outlived close"
+
+
+def test_a_host_that_died_before_it_was_ready_is_replaced(tmp_path: Path) -> None:
+    """A prestarted host killed while it starts (a whole-driver kill, an out-of-memory kill): the first driver
+    gets a new host instead of waiting on the dead one's closed pipe."""
+    with DriverPool(tmp_path / "logs", DEFAULT_MASTER, {}, host_jvm=True) as pool:
+        assert pool.hosted is not None
+        pool.prestart()
+        dead = pool.hosted.host
+        assert dead is not None
+        os.killpg(dead.proc.pid, signal.SIGKILL)
+        dead.proc.wait(30)
+        drv, _ = pool.start()
+        assert pool.hosted.host is not dead and pool.hosted.hosts == 2
+        assert pool.hosted.alive() and drv.proc.poll() is None

@@ -52,6 +52,29 @@ def test_spark_forks_python_workers_from_the_warm_daemon(spark: SparkSession) ->
         assert preloaded == "True", "pyarrow was not imported before the worker ran the task"
 
 
+def test_a_take_over_kills_the_warm_daemons_reused_workers(spark: SparkSession) -> None:
+    """What a spare does when it takes over a hosted JVM (harness/spark/attach.py): the reused workers forked by
+    the session's daemon die, and the next tasks run in new ones."""
+    from pyspark.sql.functions import udf
+
+    from harness.spark.attach import _kill_python_workers
+
+    @udf("int")
+    def worker_pid(_: int) -> int:
+        import os
+
+        return os.getpid()
+
+    before = {r[0] for r in spark.range(4).select(worker_pid("id")).collect()}
+    jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+    daemon = spark.conf.get("spark.python.daemon.module")
+    assert daemon is not None
+    killed = _kill_python_workers(jvm_pid, daemon)
+    assert before <= set(killed), f"workers {before} ran the tasks; the take-over killed {killed}"
+    after = {r[0] for r in spark.range(4).select(worker_pid("id")).collect()}
+    assert not before & after, "a worker of the dead driver's era ran a task after the take-over"
+
+
 def test_the_driver_jvm_maps_the_class_data_archive(spark: SparkSession) -> None:
     """bin/test builds the archive at set-up (harness/spark/cds.py); the session's JVM must map it."""
     if os.environ.get(CDS_ENV) == "0":

@@ -63,3 +63,24 @@ def test_a_module_without_a_docstring_is_refused_by_name(
     monkeypatch.setattr("harness.cli.layout.render", lambda: render(root))
     assert main(["--check"]) == 2
     assert "bare.py has no module docstring: write one" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("doc", "first"),
+    [
+        (
+            "Nemeses on the input (e.g. Kafka records aged out). More.",
+            "Nemeses on the input (e.g. Kafka records aged out).",
+        ),
+        ("The cost as rows grow (10^3 .. 10^6). Then.", "The cost as rows grow (10^3 .. 10^6)."),
+        ("``merge RESULT.json ... [--json OUT]``: shards. More.", "`merge RESULT.json ... [--json OUT]`: shards."),
+        ("What it states. ``command`` measures it.", "What it states."),
+        ("One line without a period", "One line without a period"),
+    ],
+)
+def test_the_first_sentence_ends_where_a_reader_would_end_it(tmp_path: Path, doc: str, first: str) -> None:
+    from harness.cli.layout import first_sentence
+
+    module = tmp_path / "m.py"
+    module.write_text(f'"""{doc}"""\n')
+    assert first_sentence(module) == first

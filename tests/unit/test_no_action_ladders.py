@@ -127,6 +127,15 @@ def _kind_homes() -> dict[str, Path]:
     return homes
 
 
+def _trigger_names() -> set[str]:
+    from harness.engine.trigger import KINDS
+
+    return set(KINDS)
+
+
+TRIGGER_NAMES = _trigger_names()
+
+
 def kind_ladders(path: Path) -> list[str]:
     """Each comparison in ``path`` of something's ``kind`` with a literal op or trigger kind that ``path`` does
     not own, as ``file:line: text``."""
@@ -144,7 +153,10 @@ def kind_ladders(path: Path) -> list[str]:
             for o in ([o] if not isinstance(o, ast.Tuple | ast.Set | ast.List) else o.elts)
             if isinstance(o, ast.Constant) and isinstance(o.value, str)
         ]
-        if "kind" in text and any(v in homes and homes[v] != path for v in literals):
+        foreign = [v for v in literals if v in homes and homes[v] != path]
+        # A trigger kind's name is no ordinary word: compared with anything, it is a ladder. An op kind's
+        # ("run", "check") only when compared with a kind.
+        if any(v in TRIGGER_NAMES for v in foreign) or ("kind" in text and foreign):
             found.append(f"{shown}:{node.lineno}: {text}")
     return found
 
@@ -160,8 +172,11 @@ def test_the_kind_check_finds_a_ladder(tmp_path: Path) -> None:
         'def f(op, trigger, row):\n    if op.kind == "add_data":\n        return 1\n'
         '    if trigger.kind in ("once", "continuous"):\n        return 2\n'
         '    if row.kind == "source" or trigger.one_batch:\n        return 3\n'
+        '    if text.split(":")[0] in ("available-now", "processing-time"):\n        return 4\n'
+        '    if word == "run":\n        return 5\n'
     )
     assert [h.split(": ", 1)[1] for h in kind_ladders(subject)] == [
         'op.kind == "add_data"',
         'trigger.kind in ("once", "continuous")',
+        'text.split(":")[0] in ("available-now", "processing-time")',
     ]
