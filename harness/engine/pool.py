@@ -109,16 +109,6 @@ class DriverPool:
         n = self.incarnations
         return DriverProcess(self.log_dir / f"driver-{n}.log", n, f"{self.token}.{n}", master, self.confs, env)
 
-    def prestart(self) -> None:
-        """Start the first driver's JVM now, without waiting for it, so it comes up while the caller does other
-        work (``check-sink``'s protocol checks): the host of a hosted pool (a new one if the last died), else a
-        standby the first :meth:`start` takes over. A no-op once a live host, a driver or a standby exists, or on
-        a cluster."""
-        if self.hosted is not None:
-            self.hosted.begin()
-        elif self.cluster is None and self.driver is None and self._standby is None:
-            self._standby, self._standby_mode, self._standby_warm = self._spawn(), "ready", False
-
     @staticmethod
     def _await(drv: DriverProcess, event: str) -> dict[str, Any]:
         try:

@@ -11,9 +11,10 @@ before, and starts without the import (measured in docs/bench.md).
 Spark's own daemon imports them after the fork because pyarrow starts threads when imported, and a fork copies
 only the forking thread. The threads these imports start (pyarrow's jemalloc background thread; numpy's
 OpenBLAS pool, under pandas) are idle when the daemon forks and reset themselves in a forked child (each
-registers fork handlers), which is what makes both safe under ``multiprocessing``'s fork. :func:`daemon_confs` names this module only where the worker's Python is the
-harness's own (a local master); a user who wants Spark's daemon sets ``spark.python.daemon.module`` to
-``pyspark.daemon`` in the harness's Spark confs, which win.
+registers fork handlers), which is what makes both safe under ``multiprocessing``'s fork.
+:func:`daemon_confs` names this module only where the worker's Python is the harness's own (a local master);
+a user who wants Spark's daemon sets ``spark.python.daemon.module`` to ``pyspark.daemon`` in the harness's
+Spark confs, which win.
 """
 
 from __future__ import annotations

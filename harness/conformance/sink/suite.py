@@ -144,11 +144,7 @@ def check_sink(
     # A foreachBatch function's kills take its Python alone under mixed faults, the JVM hosted apart; other
     # kills meet a ready standby (its SparkSession up): --faults hard on 7 boundaries took 59 s, not 84 s.
     hosted = sink.kind == "foreach_batch" and faults == "mixed"
-    campaigns = crash_points and not {CRASH_ID, ANYWHERE_ID} <= set(skip)
     try:
-        if campaigns:  # its first JVM starts while the protocol checks run
-            pool = DriverPool(root / "drivers", DEFAULT_MASTER, {}, host_jvm=hosted, standby="ready")
-            pool.prestart()
         echo(f"check-sink {report.subject} ({sink.kind}, declared {declared}): protocol checks")
         for cid, fn in PROTOCOL_CHECKS.items():
             skipped = cid in skip
