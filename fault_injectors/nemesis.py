@@ -6,13 +6,17 @@ one-line description naming the file it damaged; it raises
 :class:`NemesisError` when the checkpoint has nothing it can damage (e.g. no
 middle commit to delete). The rule a restarted query must obey afterwards:
 fail loudly with a clear error, or stay exactly-once — never silently lose
-or duplicate. What Spark 4.3 does for each is in ``docs/nemesis.md``.
+or duplicate (after :func:`reset_checkpoint` the query is a new one that reads
+its source from its starting offsets, so rows delivered before it may come
+again: :data:`REPLAYS_SOURCE`). What Spark does for each is in
+``docs/nemesis.md``.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -124,6 +128,23 @@ def rollback_latest_offsets(ckpt: Path) -> str:
     return f"rolled {new} back to the content of {old} and removed {commit}"
 
 
+def reset_checkpoint(ckpt: Path) -> str:
+    """Empty the checkpoint directory: the query restarted on a fresh checkpoint at the same place.
+
+    An operator's usual way out of a checkpoint Spark refuses or a job that will not recover. The next query is a
+    new one (a new id, batches from 0) that reads its source from its starting offsets, so rows delivered before
+    may come again (:data:`REPLAYS_SOURCE`); what the sink does with batch ids it has seen is the question."""
+    if not (ckpt / "offsets").is_dir() or not batch_ids(ckpt / "offsets"):
+        raise NemesisError(f"{ckpt} has no batch to start over from")
+    entries = sorted(ckpt.iterdir())
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    return f"emptied {ckpt} ({', '.join(e.name for e in entries)}): the query starts on a fresh checkpoint"
+
+
 def _drop_crc(path: Path) -> None:
     crc = path.with_name(f".{path.name}.crc")
     if crc.exists():
@@ -142,8 +163,13 @@ NEMESES: dict[str, Callable[[Path], str]] = {
         remove_metadata,
         flip_offset_stale_crc,
         rollback_latest_offsets,
+        reset_checkpoint,
     )
 }
+
+#: The nemeses after which the query reads its source again from the start: rows it delivered before may be
+#: delivered once more per such nemesis (:class:`~harness.verdict.checker.AllowedReplay`), none may be lost.
+REPLAYS_SOURCE: frozenset[str] = frozenset({"reset_checkpoint"})
 
 
 def checkpoint_nemeses() -> dict[str, Callable[[Path], str]]:

@@ -4,7 +4,9 @@ aged out before the query read them, or partitions added to the topic: :func:`sc
 
 A source nemesis returns a :class:`~scenarios.sources.SourceDamage`; what it lost becomes, for the verdict,
 either losses the query's configuration allows (:class:`~harness.verdict.checker.AllowedLoss`) or, when the
-query refused to go on, the first line of the run's error (:func:`loss_first`).
+query refused to go on, the first line of the run's error (:func:`loss_first`). A checkpoint nemesis after
+which the query reads its source from the start (:data:`~fault_injectors.nemesis.REPLAYS_SOURCE`) records the
+tap's offsets at that moment: the rows below them may come again (:class:`~harness.verdict.checker.AllowedReplay`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fault_injectors.nemesis import NemesisError, apply_nemesis, checkpoint_nemeses
+from fault_injectors.nemesis import REPLAYS_SOURCE, NemesisError, apply_nemesis, checkpoint_nemeses
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
-from harness.verdict.checker import AllowedLoss
+from harness.verdict.checker import AllowedLoss, AllowedReplay
 from scenarios.base import Scenario
 from scenarios.sources import SourceDamage, SourceRun, source_nemeses
+from scenarios.tap import TapError, read_tap
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,8 @@ class Applied:
     name: str
     description: str
     damage: SourceDamage | None = None
+    #: For a nemesis that makes the query read its source from the start: the tap's offsets when it acted.
+    replayed: tuple[tuple[int, int], ...] = ()
 
     @property
     def target(self) -> str:
@@ -59,8 +64,14 @@ def source_run(paths: RunPaths, spec: RunSpec, scenario: Scenario) -> SourceRun:
 def apply_between_runs(name: str, paths: RunPaths, spec: RunSpec, scenario: Scenario) -> Applied:
     """Apply the nemesis ``name`` to the run in ``paths``; :class:`NemesisError` saying why it cannot."""
     if name in checkpoint_nemeses():
+        replayed: tuple[tuple[int, int], ...] = ()
+        if name in REPLAYS_SOURCE and paths.tap.exists():
+            try:
+                replayed = tuple(sorted(read_tap(paths.tap).items()))
+            except TapError as exc:
+                raise NemesisError(str(exc)) from None
         try:
-            return Applied(name, apply_nemesis(name, paths.checkpoint))
+            return Applied(name, apply_nemesis(name, paths.checkpoint), replayed=replayed)
         except OSError as exc:
             raise NemesisError(str(exc)) from None
     if name not in source_nemeses(scenario.source):
@@ -82,6 +93,16 @@ def allowed_losses(applied: Sequence[Applied]) -> list[AllowedLoss]:
         for a in applied
         if a.damage is not None and a.damage.allowed
         for p, s, e in a.damage.lost
+    ]
+
+
+def allowed_replays(applied: Sequence[Applied]) -> list[AllowedReplay]:
+    """What the query may deliver again: per fresh start of its source, the rows the tap held at that moment."""
+    return [
+        AllowedReplay(p, end, f"a fresh checkpoint (nemesis {a.name}: the query reads its source from the start)")
+        for a in applied
+        for p, end in a.replayed
+        if end > 0
     ]
 
 

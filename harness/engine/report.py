@@ -148,14 +148,20 @@ def render_text(outcome: RunOutcome, *, color: bool = False) -> str:
             lines += [_anomaly_line(a) for a in of_kind[:MAX_PER_KIND]]
             if len(of_kind) > MAX_PER_KIND:
                 lines.append(f"  ... and {len(of_kind) - MAX_PER_KIND} more")
-    if result is not None and result.allowed:
-        lines.append(f"lost as the configuration allows ({len(result.allowed)} row(s), not a violation):")
+    for kind, heading in (
+        ("lost", "lost as the configuration allows"),
+        ("duplicate", "delivered again after a fresh checkpoint"),
+    ):
+        allowed = [a for a in result.allowed if a.kind == kind] if result is not None else []
+        if not allowed:
+            continue
+        lines.append(f"{heading} ({len(allowed)} row(s), not a violation):")
         lines += [
             f"  - batch {a.batch_id} partition {a.partition} offset {a.offset}: {_row(a.row)}"
-            for a in result.allowed[:MAX_PER_KIND]
+            for a in allowed[:MAX_PER_KIND]
         ]
-        if len(result.allowed) > MAX_PER_KIND:
-            lines.append(f"  ... and {len(result.allowed) - MAX_PER_KIND} more")
+        if len(allowed) > MAX_PER_KIND:
+            lines.append(f"  ... and {len(allowed) - MAX_PER_KIND} more")
     diff = row_diff(result.anomalies, color=color) if result is not None else None
     if diff:
         lines.append(diff)
@@ -184,6 +190,7 @@ def to_json(outcome: RunOutcome) -> dict[str, Any]:
         "anomaly_counts": result.counts() if result else {},
         "anomalies": [asdict(a) for a in result.anomalies] if result else [],
         "allowed_losses": [asdict(w) for w in result.allowed_losses] if result else [],
+        "allowed_replays": [asdict(r) for r in result.allowed_replays] if result else [],
         "allowed": [asdict(a) for a in result.allowed] if result else [],
         "expected_rows": result.expected_rows if result else None,
         "observed_rows": result.observed_rows if result else None,

@@ -25,7 +25,13 @@ from fault_injectors.crash import never_fired, read_ledger
 from fault_injectors.nemesis import NemesisError, checkpoint_nemeses
 from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT
 from fault_injectors.registry import action
-from harness.engine.between import Applied, allowed_losses, apply_between_runs, loss_first
+from harness.engine.between import (
+    Applied,
+    allowed_losses,
+    allowed_replays,
+    apply_between_runs,
+    loss_first,
+)
 from harness.engine.conductor import Conductor, HarnessError, QueryFailedError, RunRefused
 from harness.engine.deploy import (
     DEPLOY_POINT,
@@ -48,7 +54,7 @@ from harness.engine.spec import RunSpec
 from harness.engine.trigger import run_trigger
 from harness.inspector import batch_ids, latest_batch_id, summarize
 from harness.inspector.boundaries import STATE_PURGE, STATE_SNAPSHOT, batch_boundaries
-from harness.verdict.allowed import allow_losses
+from harness.verdict.allowed import allow_losses, allow_replays
 from harness.verdict.check import batches_json, check_run_dir
 from harness.verdict.checker import CheckResult, FaultRef
 from harness.verdict.deploy_marks import mark_deploy
@@ -388,6 +394,7 @@ class Runner:
         fired = self.conductor.kills_fired
         result = check_run_dir(self.paths.oracle, self.paths.checkpoint, fired, self.scenario.identity)
         result = allow_losses(result, allowed_losses(self.nemeses))
+        result = allow_replays(result, allowed_replays(self.nemeses))
         deployed = read_deployed(self.paths.deployed)
         if deployed is not None:
             result = mark_deploy(

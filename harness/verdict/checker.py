@@ -99,6 +99,19 @@ class AllowedLoss:
         return f"{self.where} partition {self.partition} offsets [{self.start}, {self.end})".strip()
 
 
+@dataclass(frozen=True)
+class AllowedReplay:
+    """Records ``[0, end)`` of source partition ``partition``, added before ``setting`` (e.g. a fresh
+    checkpoint) made the query read its source again from the start: each may be delivered once more."""
+
+    partition: int
+    end: int
+    setting: str
+
+    def describe(self) -> str:
+        return f"partition {self.partition} offsets [0, {self.end})"
+
+
 @dataclass
 class CheckResult:
     valid: bool | Literal["unknown"]
@@ -106,10 +119,13 @@ class CheckResult:
     expected_rows: int = 0
     observed_rows: int = 0
     error: str | None = None
-    #: ``lost`` rows the run's configuration allows (:func:`harness.verdict.allowed.allow_losses`): not a violation.
+    #: ``lost`` rows the run's configuration allows (:func:`harness.verdict.allowed.allow_losses`), ``duplicate``
+    #: rows a fresh start of the source allows (:func:`harness.verdict.allowed.allow_replays`): not a violation.
     allowed: list[Anomaly] = field(default_factory=list)
     #: The allowances those rows fall under.
     allowed_losses: list[AllowedLoss] = field(default_factory=list)
+    #: The replays that allow ``duplicate`` rows in ``allowed`` (:func:`harness.verdict.allowed.allow_replays`).
+    allowed_replays: list[AllowedReplay] = field(default_factory=list)
 
     @property
     def verdict(self) -> Verdict:

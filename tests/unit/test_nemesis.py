@@ -68,4 +68,4 @@ def test_inapplicable_nemesis_is_refused_with_the_path(tmp_path: Path) -> None:
         apply_nemesis("delete_middle_commit", ckpt)
     with pytest.raises(KeyError, match="known: truncate_latest_offsets"):
         apply_nemesis("nope", ckpt)
-    assert len(NEMESES) == 9
+    assert len(NEMESES) == 10
