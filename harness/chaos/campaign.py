@@ -34,6 +34,7 @@ from harness.chaos.profiles import Profile
 from harness.chaos.result import CampaignResult, ExampleRecord
 from harness.chaos.seeded import seed_only_draws
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
+from harness.chaos.shrinkcap import shrink_cap
 from harness.chaos.strategies import chaos_specs, describe_spec
 from harness.engine.deploy import NOTHING_DEPLOYED
 from harness.engine.outcome import PIPELINE_FAILED, RECOVERY_FAILED, UPGRADE_REFUSED, RunOutcome
@@ -212,7 +213,7 @@ def run_campaign(
             shared.enter_context(share(work_dir / "shared"))
         for block in blocks:
             try:
-                with seed_only_draws():
+                with seed_only_draws(), shrink_cap(profile.shrink_budget_s):
                     _block_test(strategy, play, block, db, db_key)()
             except Unsatisfiable:
                 if not infra:
