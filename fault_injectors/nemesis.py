@@ -134,9 +134,9 @@ def reset_checkpoint(ckpt: Path) -> str:
     An operator's usual way out of a checkpoint Spark refuses or a job that will not recover. The next query is a
     new one (a new id, batches from 0) that reads its source from its starting offsets, so rows delivered before
     may come again (:data:`REPLAYS_SOURCE`); what the sink does with batch ids it has seen is the question."""
-    if not (ckpt / "offsets").is_dir() or not batch_ids(ckpt / "offsets"):
-        raise NemesisError(f"{ckpt} has no batch to start over from")
-    entries = sorted(ckpt.iterdir())
+    entries = sorted(ckpt.iterdir()) if ckpt.is_dir() else []
+    if not entries:
+        raise NemesisError(f"{ckpt} is empty already: no query has started from it")
     for entry in entries:
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)

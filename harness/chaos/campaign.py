@@ -36,6 +36,7 @@ from harness.chaos.seeded import seed_only_draws
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
 from harness.chaos.shrinkcap import shrink_cap
 from harness.chaos.strategies import chaos_specs, describe_spec
+from harness.engine.between import is_inapplicable
 from harness.engine.deploy import NOTHING_DEPLOYED
 from harness.engine.outcome import PIPELINE_FAILED, RECOVERY_FAILED, UPGRADE_REFUSED, RunOutcome
 from harness.engine.pool import DriverPool
@@ -159,9 +160,11 @@ def run_campaign(
     )
 
     def play(spec: RunSpec) -> None:
-        assume(not infra)
         key = spec.to_json()
         if key not in cache:
+            # After a harness failure no new example runs; one already run (the failure being shrunk, which
+            # Hypothesis plays once more at the end) is judged as before, or Hypothesis calls it flaky.
+            assume(not infra)
             if shrinking_since and time.monotonic() - shrinking_since[0] > profile.shrink_budget_s:
                 assume(False)  # shrink budget spent: only already-run specs are evaluated now
             index = len(result.examples) + 1
@@ -192,7 +195,7 @@ def run_campaign(
         if outcome.unfired and all(r.point in DISCARDABLE for r in outcome.unfired) and not _violates(outcome):
             say(f"          discarded: {'; '.join(r.describe() + r.why_unfired() for r in outcome.unfired)}")
             assume(False)
-        if outcome.error and outcome.error.startswith(NOTHING_DEPLOYED):
+        if outcome.error and (outcome.error.startswith(NOTHING_DEPLOYED) or is_inapplicable(outcome.error)):
             say(f"          discarded: {outcome.error.splitlines()[0]}")
             assume(False)
         if outcome.error and not outcome.query_failed:

@@ -61,6 +61,21 @@ def source_run(paths: RunPaths, spec: RunSpec, scenario: Scenario) -> SourceRun:
     )
 
 
+#: How a run says its nemesis found nothing to damage (a campaign discards such an example).
+INAPPLICABLE = "could not be applied: "
+
+
+def inapplicable(name: str, why: object) -> str:
+    """The run's error for the nemesis ``name`` that could not act (``why``: the :class:`NemesisError`)."""
+    return f"nemesis {name} {INAPPLICABLE}{why}"
+
+
+def is_inapplicable(error: str) -> bool:
+    """Whether a run's ``error`` is :func:`inapplicable`'s."""
+    head = error.split("\n", 1)[0]
+    return head.startswith("nemesis ") and INAPPLICABLE in head
+
+
 def apply_between_runs(name: str, paths: RunPaths, spec: RunSpec, scenario: Scenario) -> Applied:
     """Apply the nemesis ``name`` to the run in ``paths``; :class:`NemesisError` saying why it cannot."""
     if name in checkpoint_nemeses():

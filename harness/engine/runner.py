@@ -30,6 +30,7 @@ from harness.engine.between import (
     allowed_losses,
     allowed_replays,
     apply_between_runs,
+    inapplicable,
     loss_first,
 )
 from harness.engine.conductor import Conductor, HarnessError, QueryFailedError, RunRefused
@@ -277,7 +278,7 @@ class Runner:
         try:
             applied = apply_between_runs(name, self.paths, self.spec, self.scenario)
         except NemesisError as exc:
-            raise HarnessError(f"nemesis {name} could not be applied: {exc}") from None
+            raise HarnessError(inapplicable(name, exc)) from None
         self.nemeses.append(applied)
         batch = latest_batch_id(self.paths.checkpoint)
         damage = applied.damage.to_json() if applied.damage is not None else None

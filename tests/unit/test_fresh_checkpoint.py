@@ -74,14 +74,18 @@ def _checkpoint(root: Path) -> Path:
     return ckpt
 
 
-def test_reset_checkpoint_empties_the_directory_and_refuses_one_without_a_batch(tmp_path: Path) -> None:
+def test_reset_checkpoint_empties_the_directory_and_refuses_an_empty_one(tmp_path: Path) -> None:
     assert "reset_checkpoint" in NEMESES and set(NEMESES) >= REPLAYS_SOURCE
     ckpt = _checkpoint(tmp_path)
     said = apply_nemesis("reset_checkpoint", ckpt)
     assert ckpt.is_dir() and list(ckpt.iterdir()) == []
     assert said.startswith(f"emptied {ckpt} (commits, metadata, offsets, sources)")
-    with pytest.raises(NemesisError, match=f"{ckpt} has no batch to start over from"):
+    with pytest.raises(NemesisError, match=f"{ckpt} is empty already"):
         apply_nemesis("reset_checkpoint", ckpt)
+    # A query that started and failed before its first batch left only its id: that is reset too.
+    (ckpt / "metadata").write_text('{"id":"q"}\n')
+    assert apply_nemesis("reset_checkpoint", ckpt).startswith(f"emptied {ckpt} (metadata)")
+    assert list(ckpt.iterdir()) == []
 
 
 def test_the_runner_records_the_tap_when_the_checkpoint_is_reset(tmp_path: Path) -> None:
