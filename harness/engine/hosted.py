@@ -39,11 +39,10 @@ class HostedJvm:
         return self.log_dir / "driver-groups"
 
     def begin(self) -> None:
-        """Start a host if there is none (or it died), without waiting for it: the first driver's wait for it
-        (:meth:`env`) is then shorter by whatever ran meanwhile."""
+        """Start a host if there is none, or replace one that died; does not wait for it to be ready
+        (:meth:`env` waits)."""
         # A host that exited (before it was ready too), or whose gateway is gone: the next driver needs a new JVM.
-        dead = self.host is not None and (self.host.proc.poll() is not None or bool(self._gateway and not self.alive()))
-        if dead and self.host is not None:
+        if self.host is not None and (self.host.proc.poll() is not None or bool(self._gateway and not self.alive())):
             self.host.kill()
             self.host = None
         if self.host is None:
