@@ -134,9 +134,10 @@ def run_campaign(
     infra: list[str] = []
 
     def census_within_budget(seed_: int, rows: Any, batch_rows: int | None = None) -> Any:
-        assume(not infra)
         spent = shrinking_since and time.monotonic() - shrinking_since[0] > profile.shrink_budget_s
-        assume(not spent or census.has(seed_, rows, batch_rows))  # type: ignore[union-attr]
+        # After a harness failure or past the budget, only data already counted is drawn (as in ``play``).
+        if infra or spent:
+            assume(census.has(seed_, rows, batch_rows))  # type: ignore[union-attr]
         try:
             return census(seed_, rows, batch_rows)  # type: ignore[misc]
         except CensusError as exc:
@@ -230,6 +231,8 @@ def run_campaign(
             outcome, report, record = failing[-1]
             result.failure, result.failure_report = record, report
             result.bundle = write_bundle(outcome, work_dir / "bundle", report)
+            if infra:  # the failure found stands; say what cut its shrinking short
+                say(f"shrinking stopped early: a harness failure in a shrink example: {infra[0].splitlines()[0]}")
             say("checking whether the minimal schedule violates without its faults")
             try:
                 loud = outcome.verdict == RECOVERY_FAILED

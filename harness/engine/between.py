@@ -5,8 +5,9 @@ aged out before the query read them, or partitions added to the topic: :func:`sc
 A source nemesis returns a :class:`~scenarios.sources.SourceDamage`; what it lost becomes, for the verdict,
 either losses the query's configuration allows (:class:`~harness.verdict.checker.AllowedLoss`) or, when the
 query refused to go on, the first line of the run's error (:func:`loss_first`). A checkpoint nemesis after
-which the query reads its source from the start (:data:`~fault_injectors.nemesis.REPLAYS_SOURCE`) records the
-tap's offsets at that moment: the rows below them may come again (:class:`~harness.verdict.checker.AllowedReplay`).
+which the query reads its source from the start (:data:`~fault_injectors.nemesis.REPLAYS_SOURCE`) records, for
+a source whose rows carry their provenance, how far the old query had planned to read: the rows below may come
+again (:class:`~harness.verdict.checker.AllowedReplay`); past it, and for other sources, nothing is allowed.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from typing import Any
 from fault_injectors.nemesis import REPLAYS_SOURCE, NemesisError, apply_nemesis, checkpoint_nemeses
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
+from harness.inspector import CheckpointError
+from harness.verdict.check import batch_spans
 from harness.verdict.checker import AllowedLoss, AllowedReplay
 from scenarios.base import Scenario
 from scenarios.sources import SourceDamage, SourceRun, source_nemeses
-from scenarios.tap import TapError, read_tap
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,12 @@ def source_run(paths: RunPaths, spec: RunSpec, scenario: Scenario) -> SourceRun:
     )
 
 
+class NemesisFailed(RuntimeError):
+    """A nemesis could not run for another reason than having nothing to damage (which is
+    :class:`NemesisError`): the disk, the source's server, an unreadable log. A harness failure, never a
+    discarded example."""
+
+
 #: How a run says its nemesis found nothing to damage (a campaign discards such an example).
 INAPPLICABLE = "could not be applied: "
 
@@ -76,28 +84,38 @@ def is_inapplicable(error: str) -> bool:
     return head.startswith("nemesis ") and INAPPLICABLE in head
 
 
+def delivered_before(paths: RunPaths) -> tuple[tuple[int, int], ...]:
+    """Per partition, the end of what the query had planned to read (its offset log, uncommitted batches
+    included): no row past it can have been delivered before the checkpoint is reset."""
+    try:
+        spans = batch_spans(paths.checkpoint)
+    except CheckpointError as exc:
+        raise NemesisFailed(f"the checkpoint's offset log is unreadable: {exc}") from None
+    ends: dict[int, int] = {}
+    for span in spans:
+        for partition, end in span.end.items():
+            ends[partition] = max(end, ends.get(partition, 0))
+    return tuple(sorted(ends.items()))
+
+
 def apply_between_runs(name: str, paths: RunPaths, spec: RunSpec, scenario: Scenario) -> Applied:
-    """Apply the nemesis ``name`` to the run in ``paths``; :class:`NemesisError` saying why it cannot."""
+    """Apply the nemesis ``name`` to the run in ``paths``: :class:`NemesisError` when it finds nothing to damage,
+    :class:`NemesisFailed` when it cannot run."""
     if name in checkpoint_nemeses():
-        replayed: tuple[tuple[int, int], ...] = ()
-        if name in REPLAYS_SOURCE and paths.tap.exists():
-            try:
-                replayed = tuple(sorted(read_tap(paths.tap).items()))
-            except TapError as exc:
-                raise NemesisError(str(exc)) from None
+        replayed = delivered_before(paths) if name in REPLAYS_SOURCE and scenario.source.provenance else ()
         try:
             return Applied(name, apply_nemesis(name, paths.checkpoint), replayed=replayed)
         except OSError as exc:
-            raise NemesisError(str(exc)) from None
+            raise NemesisFailed(str(exc)) from None
     if name not in source_nemeses(scenario.source):
-        raise NemesisError(f"unknown nemesis {name!r} for {scenario.source.describe()}")
+        raise NemesisFailed(f"unknown nemesis {name!r} for {scenario.source.describe()}")
     apply: Any = getattr(scenario.source, "apply_nemesis")  # noqa: B009 (a source's optional method)
     try:
         damage: SourceDamage = apply(name, source_run(paths, spec, scenario))
     except NemesisError:
         raise
     except Exception as exc:  # the source's own errors (a broker refusing a request): one line
-        raise NemesisError(f"{type(exc).__name__}: {exc}") from None
+        raise NemesisFailed(f"{type(exc).__name__}: {exc}") from None
     return Applied(name, damage.description, damage)
 
 

@@ -27,6 +27,7 @@ from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT
 from fault_injectors.registry import action
 from harness.engine.between import (
     Applied,
+    NemesisFailed,
     allowed_losses,
     allowed_replays,
     apply_between_runs,
@@ -275,12 +276,14 @@ class Runner:
     def _nemesis(self, name: str) -> None:
         """Apply a nemesis between runs (no query is running; the driver's next query re-reads it all)."""
         assert self.conductor is not None
+        batch = latest_batch_id(self.paths.checkpoint)  # before the damage: a reset leaves no batch
         try:
             applied = apply_between_runs(name, self.paths, self.spec, self.scenario)
         except NemesisError as exc:
             raise HarnessError(inapplicable(name, exc)) from None
+        except NemesisFailed as exc:
+            raise HarnessError(f"nemesis {name} failed: {exc}") from None
         self.nemeses.append(applied)
-        batch = latest_batch_id(self.paths.checkpoint)
         damage = applied.damage.to_json() if applied.damage is not None else None
         value = {"name": name, "damage": applied.description, "batch": batch, **({"source": damage} if damage else {})}
         idx = self._record("info", "runner", "nemesis", value)

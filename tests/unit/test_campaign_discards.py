@@ -48,11 +48,32 @@ def _runner(judge: Any) -> type:
     return FakeRunner
 
 
-def _campaign(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, judge: Any, nemesis: tuple[str, ...] = ()) -> Any:
+class _Census:
+    """Step censuses without runs: every batch's sink function takes three steps."""
+
+    def __init__(self, *args: Any) -> None:
+        self.runs, self.seconds, self.seen = 0, 0.0, set[tuple[int, str]]()
+
+    def has(self, seed: int, rows: Any, batch_rows: int | None = None) -> bool:
+        return (seed, repr(rows)) in self.seen
+
+    def __call__(self, seed: int, rows: Any, batch_rows: int | None = None) -> dict[int, list[Any]]:
+        self.seen.add((seed, repr(rows)))
+        return {b: [("foreach_batch", None, (1, 2, 3))] for b in range(12)}
+
+
+def _campaign(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    judge: Any,
+    nemesis: tuple[str, ...] = (),
+    scenario: str = "file_sink_stateless",
+) -> Any:
     monkeypatch.setattr(campaign, "Runner", _runner(judge))
+    monkeypatch.setattr(campaign, "CensusCache", _Census)
     said: list[str] = []
     result = campaign.run_campaign(
-        "file_sink_stateless",
+        scenario,
         seed_value=3,
         profile=get_profile("dev").with_examples(25),
         work_dir=tmp_path,
@@ -67,8 +88,9 @@ def _batches(spec: RunSpec) -> list[int]:
     return [r.batch for r in spec.extra_faults if r.batch is not None]
 
 
+@pytest.mark.parametrize("scenario", ["file_sink_stateless", "foreachbatch_sqlite_upsert"])  # census: the 2nd
 def test_a_harness_failure_while_shrinking_leaves_the_violation_found(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, scenario: str
 ) -> None:
     found: list[RunSpec] = []
     broke: list[RunSpec] = []
@@ -83,10 +105,11 @@ def test_a_harness_failure_while_shrinking_leaves_the_violation_found(
             return "the harness broke"
         return "ok"
 
-    result, said = _campaign(monkeypatch, tmp_path, judge)
+    result, said = _campaign(monkeypatch, tmp_path, judge, scenario=scenario)
     assert broke, "no harness failure while shrinking: the test proves nothing"
     assert result.failure is not None and result.failure.verdict == "violated", said
     assert max(_batches(result.failure.spec)) >= 2 and result.bundle is not None
+    assert any(line.startswith("shrinking stopped early: a harness failure") for line in said), said
 
 
 def test_an_inapplicable_nemesis_discards_the_example(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

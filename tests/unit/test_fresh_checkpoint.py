@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from fault_injectors.nemesis import NEMESES, REPLAYS_SOURCE, NemesisError, apply_nemesis
-from harness.engine.between import Applied, allowed_replays, apply_between_runs
+from harness.engine.between import (
+    Applied,
+    NemesisFailed,
+    allowed_replays,
+    apply_between_runs,
+    inapplicable,
+    is_inapplicable,
+)
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
 from harness.verdict.allowed import allow_losses, allow_replays, allowed_summary
@@ -88,15 +95,36 @@ def test_reset_checkpoint_empties_the_directory_and_refuses_an_empty_one(tmp_pat
     assert list(ckpt.iterdir()) == []
 
 
-def test_the_runner_records_the_tap_when_the_checkpoint_is_reset(tmp_path: Path) -> None:
+def test_a_reset_allows_again_what_the_old_query_had_planned_to_read(tmp_path: Path) -> None:
     paths = RunPaths(tmp_path / "run")
     paths.create()
-    _checkpoint(tmp_path / "run")
+    ckpt = _checkpoint(tmp_path / "run")
+    (ckpt / "offsets" / "1").write_text('v1\n{}\n{"0": 9, "1": 4}')  # planned, never committed: delivered maybe
     init_tap(paths.tap, 2)
-    advance(paths.tap, {0: 5, 1: 3})
+    advance(paths.tap, {0: 50, 1: 30})  # available, never read: not delivered before the reset
     spec = RunSpec("file_sink_stateless", seed=1)
     applied = apply_between_runs("reset_checkpoint", paths, spec, get_scenario("file_sink_stateless"))
-    assert applied.replayed == ((0, 5), (1, 3)) and applied.target == "checkpoint"
-    assert allowed_replays([applied]) == [AllowedReplay(0, 5, SETTING), AllowedReplay(1, 3, SETTING)]
-    # Other checkpoint damage replays nothing.
+    assert applied.replayed == ((0, 9), (1, 4)) and applied.target == "checkpoint"
+    assert allowed_replays([applied]) == [AllowedReplay(0, 9, SETTING), AllowedReplay(1, 4, SETTING)]
+    # Other checkpoint damage replays nothing; nor does a reset of a source whose rows carry no provenance.
     assert allowed_replays([Applied("remove_metadata", "deleted")]) == []
+    ckpt = _checkpoint(tmp_path / "rate")
+    rate = RunPaths(tmp_path / "rate")
+    rate.create()
+    assert apply_between_runs("reset_checkpoint", rate, spec, get_scenario("rate_continuous")).replayed == ()
+
+
+def test_nothing_to_damage_is_told_apart_from_a_nemesis_that_cannot_run(tmp_path: Path) -> None:
+    paths = RunPaths(tmp_path / "run")
+    paths.create()
+    spec, scenario = RunSpec("file_sink_stateless", seed=1), get_scenario("file_sink_stateless")
+    with pytest.raises(NemesisError, match="is empty already"):
+        apply_between_runs("reset_checkpoint", paths, spec, scenario)
+    assert is_inapplicable(inapplicable("reset_checkpoint", "x is empty already"))
+    with pytest.raises(NemesisFailed, match="unknown nemesis 'age_out_records'"):
+        apply_between_runs("age_out_records", paths, spec, scenario)
+    ckpt = _checkpoint(tmp_path / "run")
+    (ckpt / "offsets" / "0").write_bytes(b"\x00garbage")
+    with pytest.raises(NemesisFailed, match="offset log is unreadable"):
+        apply_between_runs("reset_checkpoint", paths, spec, scenario)
+    assert not is_inapplicable("nemesis reset_checkpoint failed: the checkpoint's offset log is unreadable")
