@@ -34,7 +34,8 @@ class Applied:
     name: str
     description: str
     damage: SourceDamage | None = None
-    #: For a nemesis that makes the query read its source from the start: the tap's offsets when it acted.
+    #: For a nemesis that makes the query read its source from the start: per partition, the end of what the old
+    #: query had planned to read (:func:`delivered_before`).
     replayed: tuple[tuple[int, int], ...] = ()
 
     @property
@@ -130,7 +131,7 @@ def allowed_losses(applied: Sequence[Applied]) -> list[AllowedLoss]:
 
 
 def allowed_replays(applied: Sequence[Applied]) -> list[AllowedReplay]:
-    """What the query may deliver again: per fresh start of its source, the rows the tap held at that moment."""
+    """What the query may deliver again: per fresh start of its source, the rows the old query had planned."""
     return [
         AllowedReplay(p, end, f"a fresh checkpoint (nemesis {a.name}: the query reads its source from the start)")
         for a in applied

@@ -7,7 +7,7 @@ from the tap), so the checker finds them ``lost``; a lost row whose source parti
 that allows it and where it was lost, but not a violation. Every other anomaly stays one.
 
 A fresh checkpoint (the nemesis ``reset_checkpoint``) makes the query a new one that reads its source from its
-starting offsets: a row added before it may then be delivered once more per such reset
+starting offsets: a row the old query had planned to read may then be delivered once more per reset
 (:class:`~harness.verdict.checker.AllowedReplay`), so :func:`allow_replays` moves those ``duplicate`` rows to
 ``allowed`` too. A row delivered more often than that, and every lost row, stays a violation. Pure.
 """
@@ -15,7 +15,7 @@ starting offsets: a row added before it may then be delivered once more per such
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from harness.verdict.checker import AllowedLoss, AllowedReplay, Anomaly, CheckResult
 
@@ -27,16 +27,22 @@ def covering(anomaly: Anomaly, allowed: Sequence[AllowedLoss]) -> AllowedLoss | 
     return next((w for w in allowed if w.partition == anomaly.partition and w.start <= anomaly.offset < w.end), None)
 
 
+def _split(anomalies: Sequence[Anomaly], allowed: Callable[[Anomaly], bool]) -> tuple[list[Anomaly], list[Anomaly]]:
+    """``(kept, moved)``: the anomalies still violations, and those ``allowed`` accepts, each in order."""
+    kept: list[Anomaly] = []
+    moved: list[Anomaly] = []
+    for a in anomalies:
+        (moved if allowed(a) else kept).append(a)
+    return kept, moved
+
+
 def allow_losses(result: CheckResult, allowed: Sequence[AllowedLoss]) -> CheckResult:
     """``result`` with the lost rows that ``allowed`` covers moved to ``allowed``, and the allowances they fall
     under listed (``allowed_losses``); valid when no other anomaly is left. An ``unknown`` result and a result
     without allowances come back unchanged."""
     if not allowed or result.valid == "unknown":
         return result
-    kept: list[Anomaly] = []
-    moved: list[Anomaly] = []
-    for a in result.anomalies:
-        (moved if covering(a, allowed) is not None else kept).append(a)
+    kept, moved = _split(result.anomalies, lambda a: covering(a, allowed) is not None)
     used = [w for w in allowed if any(covering(a, [w]) is not None for a in moved)]
     return dataclasses.replace(
         result,
@@ -61,10 +67,7 @@ def allow_replays(result: CheckResult, replays: Sequence[AllowedReplay]) -> Chec
     replays come back unchanged."""
     if not replays or result.valid == "unknown":
         return result
-    kept: list[Anomaly] = []
-    moved: list[Anomaly] = []
-    for a in result.anomalies:
-        (moved if replays_covering(a, replays) else kept).append(a)
+    kept, moved = _split(result.anomalies, lambda a: bool(replays_covering(a, replays)))
     used = [r for r in replays if any(r in replays_covering(a, replays) for a in moved)]
     return dataclasses.replace(
         result,

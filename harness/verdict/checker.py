@@ -101,8 +101,9 @@ class AllowedLoss:
 
 @dataclass(frozen=True)
 class AllowedReplay:
-    """Records ``[0, end)`` of source partition ``partition``, added before ``setting`` (e.g. a fresh
-    checkpoint) made the query read its source again from the start: each may be delivered once more."""
+    """Records ``[0, end)`` of source partition ``partition``, which the query had planned to read before
+    ``setting`` (e.g. a fresh checkpoint) made it read its source again from the start: each may be delivered
+    once more."""
 
     partition: int
     end: int
