@@ -5,7 +5,8 @@ settings, the ``replayable`` source registered, Spark's Kafka connector on its
 ``spark.jars`` when set-up cached it), ``replayable_source`` (a tap
 plus stream/batch readers of the deterministic source), ``kafka_broker`` (one
 session-scoped throw-away Kafka broker per worker), ``chaos_run`` (runs a
-chaos campaign for the test's ``chaos`` marker and returns its result).
+chaos campaign for the test's ``chaos`` marker and returns its result; the campaigns of one session share one
+driver pool per master, so a test after the first starts on a live driver).
 Options (group ``harness``): ``--harness-seed``, ``--harness-profile``,
 ``--harness-examples``, ``--harness-volume ROWS``, ``--harness-replay PATH``, ``--harness-strict``; ini
 options ``harness_master``, ``harness_spark_confs``, ``harness_packages``, ``harness_cache_dir``,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from harness.chaos.result import CampaignResult
+    from harness.engine.pool import DriverPool
     from harness.testing import ReplayableSource
     from scenarios.kafka.broker import KafkaBroker
 
@@ -132,8 +134,31 @@ def kafka_broker(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathF
         running.__exit__(None, None, None)
 
 
+@pytest.fixture(scope="session")
+def _harness_pools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], DriverPool]]:
+    """The session's driver pools, one per master, each made on first use with a ready standby (as a campaign's
+    own pool) and closed at the end of the session: the first campaign pays a driver's start, the next ones find
+    it live (a cold start cost 8-15 s per test here). Under pytest-xdist each worker has its own."""
+    pools: dict[str, DriverPool] = {}
+
+    def pool_for(master: str) -> DriverPool:
+        if master not in pools:
+            from harness.engine.pool import DriverPool
+
+            pools[master] = DriverPool(tmp_path_factory.mktemp("harness-pool"), master, {}, standby="ready")
+        return pools[master]
+
+    try:
+        yield pool_for
+    finally:
+        for pool in pools.values():
+            pool.close()
+
+
 @pytest.fixture
-def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., CampaignResult]:
+def chaos_run(
+    request: pytest.FixtureRequest, tmp_path: Path, _harness_pools: Callable[[str], DriverPool]
+) -> Callable[..., CampaignResult]:
     """``chaos_run(**overrides)`` runs the campaign the ``chaos`` marker describes
     (keyword overrides win) and returns a ``CampaignResult``; call
     ``result.assert_exactly_once()`` (or inspect ``result.verdict``).
@@ -209,6 +234,7 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., C
                 shard=shard,
                 database=_database_option(request.config),
                 master=settings.master(request.config),
+                pool=_harness_pools(settings.master(request.config)),
             )
         kept_run: Path | None = None
         if result.bundle:

@@ -50,7 +50,18 @@ def test_my_pipeline_is_exactly_once(chaos_run: Any) -> None:
     result = chaos_run()
     result.assert_exactly_once()
     assert len(result.examples) == 2
-    assert result.driver_starts >= 1
+
+
+@pytest.mark.chaos(scenario="file_sink_stateless", examples=1, profile="ci", seed=10)
+def test_campaigns_of_a_session_start_on_its_live_driver(chaos_run: Any) -> None:
+    # A ci campaign's first example raises once (a soft fault, golden schedules): on the session's driver pool,
+    # already live after the first call, the second campaign starts no driver at all.
+    first = chaos_run()
+    first.assert_exactly_once()
+    again = chaos_run()
+    again.assert_exactly_once()
+    assert len(again.examples) == 1 and again.examples[0].faults_fired, again.examples  # the query restarted
+    assert again.driver_starts == 0, again.driver_starts
 
 
 def test_replayable_source_fixture(replayable_source: Any) -> None:
