@@ -2,9 +2,10 @@
 caught, and every anomaly names its batch and the Delta versions involved.
 
 The default suite keeps one correct/broken pair (the totals ``MERGE`` with and without Delta's session txn
-confs, the pair users get wrong most) and the Delta streaming sink under seeded kills; the other pairs (the
-upsert keyed by row and its twin split in two commits among them), the complete-mode sink and the Delta source
-run in the heavy tier (``bin/test-heavy``)."""
+confs, the pair users get wrong most); the Delta streaming sink's holding case there is certify's ``sink:delta``
+row (a SIGKILL in its commit window, test_conformance_certify.py). The streaming sink under three seeded kills
+with its txns checked per batch, the other pairs (the upsert keyed by row and its twin split in two commits among
+them), the complete-mode sink and the Delta source run in the heavy tier (``bin/test-heavy``)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,7 @@ def test_merge_with_session_txn_holds_and_without_it_over_counts_named_by_batch_
     assert first.operation == second.operation == "MERGE" and not first.txns and not second.txns
 
 
+@pytest.mark.heavy
 def test_delta_streaming_sink_holds_under_seeded_sigkills(pool: DriverPool, tmp_path: Path) -> None:
     doc = play(pool, tmp_path / "run", "delta_sink_append", seed=11, seeded=3)
     assert doc["verdict"] == "exactly-once" and len(doc["kills_fired"]) == 3, doc["log"]
