@@ -136,16 +136,16 @@ def kafka_broker(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathF
 
 @pytest.fixture(scope="session")
 def _harness_pools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], DriverPool]]:
-    """The session's driver pools, one per master, each made on first use with a ready standby (as a campaign's
-    own pool) and closed at the end of the session: the first campaign pays a driver's start, the next ones find
-    it live (a cold start cost 8-15 s per test here). Under pytest-xdist each worker has its own."""
+    """The session's driver pools, one per master, each a campaign's own pool made on first use and closed at the
+    end of the session: the first campaign pays a driver's start, the next ones find it live (11-15 s less per
+    test here). Under pytest-xdist each worker has its own."""
     pools: dict[str, DriverPool] = {}
 
     def pool_for(master: str) -> DriverPool:
         if master not in pools:
-            from harness.engine.pool import DriverPool
+            from harness.chaos.campaign import campaign_pool
 
-            pools[master] = DriverPool(tmp_path_factory.mktemp("harness-pool"), master, {}, standby="ready")
+            pools[master] = campaign_pool(tmp_path_factory.mktemp("harness-pool"), master)
         return pools[master]
 
     try:
@@ -225,6 +225,7 @@ def chaos_run(
                 subject, seed_value=seed, profile=profile, work_dir=work_dir, echo=lambda m: None
             )
         elif result is None:
+            master = settings.master(request.config)
             result = run_campaign(
                 spec["scenario"],
                 seed_value=seed,
@@ -233,8 +234,8 @@ def chaos_run(
                 nemesis=tuple(spec.get("nemesis", ())),
                 shard=shard,
                 database=_database_option(request.config),
-                master=settings.master(request.config),
-                pool=_harness_pools(settings.master(request.config)),
+                master=master,
+                pool=_harness_pools(master),
             )
         kept_run: Path | None = None
         if result.bundle:

@@ -58,6 +58,14 @@ class CampaignInfraError(RuntimeError):
     """An example could not be run (not a property violation): the harness failed."""
 
 
+def campaign_pool(log_dir: Path, master: str) -> DriverPool:
+    """The driver pool a campaign runs its examples on when it is not lent one (the pytest plugin shares one
+    such pool between a session's campaigns)."""
+    # A ready standby (no warm-up query): 6 ci examples of file_sink_stateless took 0.88x the wall time of a warm
+    # one on 2 cores, whose warm-up competes with the active driver (docs/bench.md).
+    return DriverPool(log_dir, master, {}, standby="ready")
+
+
 def _violates(outcome: RunOutcome) -> bool:
     """A finding the campaign stops at and shrinks: a violation, a pipeline whose own code raised, or a deploy Spark
     refuses (an upgrade run)."""
@@ -123,9 +131,7 @@ def run_campaign(
     started = time.monotonic()
     shrinking_since: list[float] = []
     own_pool = pool is None
-    # A ready standby (no warm-up query): 6 ci examples of file_sink_stateless took 0.88x the wall time of a warm
-    # one on 2 cores, whose warm-up competes with the active driver (docs/bench.md).
-    pool = pool or DriverPool(work_dir / "logs", master, {}, standby="ready")
+    pool = pool or campaign_pool(work_dir / "logs", master)
     starts_before = pool.incarnations
     census = CensusCache(scenario_name, pool, work_dir, say) if draws_steps else None
 
