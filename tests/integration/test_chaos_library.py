@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyspark
@@ -18,7 +17,6 @@ from harness.engine.pool import DriverPool
 from harness.engine.report import to_json
 from harness.engine.runner import run_spec
 from scenarios import all_scenarios
-from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 
 #: No shrinking here: these campaigns check verdicts across the library; finding, shrinking and replaying a
 #: violation is test_crash_anywhere.py's chaos test (and, opt-in, the heavy test below).
@@ -63,17 +61,8 @@ SCENARIOS = [
 STEP_REPRESENTATIVES = {"foreachbatch_sqlite_upsert", "python_sink_transactional"}
 
 
-@pytest.fixture(scope="module")
-def shared_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
-    """One driver (and a warm standby) for every campaign of this module."""
-    pool = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "lib", standby=True)
-    yield pool
-    pool.close()
-    assert leftover_processes() == []
-
-
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_ci_profile_campaign(name: str, shared_pool: DriverPool, tmp_path: Path) -> None:
+def test_ci_profile_campaign(name: str, pool: DriverPool, tmp_path: Path) -> None:
     scenario = all_scenarios()[name]
     steps = None if name in STEP_REPRESENTATIVES else False
     # A sink known to be at-least-once may show either verdict here: one example checks its campaign runs clean
@@ -81,7 +70,7 @@ def test_ci_profile_campaign(name: str, shared_pool: DriverPool, tmp_path: Path)
     # test_stateful_scenarios.py and test_crash_anywhere.py).
     one = scenario.guarantee != "exactly-once" or name in ONE_EXAMPLE
     profile = dataclasses.replace(CI, examples=1) if one else CI
-    result = run_campaign(name, seed_value=1, profile=profile, work_dir=tmp_path, pool=shared_pool, steps=steps)
+    result = run_campaign(name, seed_value=1, profile=profile, work_dir=tmp_path, pool=pool, steps=steps)
     if result.error and "unavailable here" in result.error:
         pytest.skip(result.error.splitlines()[0])
     assert result.error is None, result.error
@@ -95,11 +84,9 @@ def test_ci_profile_campaign(name: str, shared_pool: DriverPool, tmp_path: Path)
 
 
 @pytest.mark.heavy  # the default suite's representative: test_crash_anywhere.py's chaos over the two-transaction sink
-def test_at_least_once_sink_is_found_shrunk_and_replayed(shared_pool: DriverPool, tmp_path: Path) -> None:
+def test_at_least_once_sink_is_found_shrunk_and_replayed(pool: DriverPool, tmp_path: Path) -> None:
     profile = dataclasses.replace(get_profile("ci"), examples=10, shrink_budget_s=90)
-    result = run_campaign(
-        "foreachbatch_append_naive", seed_value=1, profile=profile, work_dir=tmp_path, pool=shared_pool
-    )
+    result = run_campaign("foreachbatch_append_naive", seed_value=1, profile=profile, work_dir=tmp_path, pool=pool)
     assert result.verdict == "violated", [e.summary for e in result.examples]
     assert result.failure is not None and result.bundle is not None
     assert 1 <= len(result.failure.spec.extra_faults) + len(result.failure.spec.nemesis) <= 3

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +22,7 @@ from harness.engine.report import to_json
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec, parse_kill_argument
 from scenarios.delta.log import read_log
-from tests.integration.clirun import TOKEN_PREFIX, harness, leftover_processes
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
-    shared = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "delta", standby=True)
-    yield shared
-    shared.close()
-    assert leftover_processes() == [], "a harness run left processes behind"
+from tests.integration.clirun import harness, leftover_processes
 
 
 def play(pool: DriverPool, run_dir: Path, scenario: str, *kills: str, seed: int = 7, seeded: int = 0) -> dict[str, Any]:
@@ -207,7 +198,7 @@ def test_a_delta_scenario_without_the_delta_jars_is_refused_in_one_line(
 def test_acceptance_chaos_finds_shrinks_and_bundles_the_broken_merge_and_replays_it_3_of_3(
     tmp_path: Path, broken: str, examples: str, minimal: str, needs_fault: bool
 ) -> None:
-    before = set(leftover_processes())  # the module's driver pool, when an earlier test started it
+    before = set(leftover_processes())  # what an earlier CLI run of the session left, if anything
     rc, out, err = harness(
         "chaos", broken, "--examples", examples, "--seed", "1", "--profile", "ci",
         "--work-dir", str(tmp_path / "w"), "--json", str(tmp_path / "r.json"),

@@ -1,16 +1,15 @@
 """The same seeds give the same verdicts on the driver pool and on cold drivers.
 
 The schedules a ``ci`` chaos campaign of a library scenario draws from a seed (tests/golden/schedules.py's
-``campaign_specs``: the campaign's own strategy and Hypothesis settings) run twice each: on one pool shared by
-every run of the test (a driver reused across runs, soft faults in its running JVM, a warm standby taking over
-after a hard kill) and on a driver of their own with no standby, as the cold-restart design ran them. Verdict
+``campaign_specs``: the campaign's own strategy and Hypothesis settings) run twice each: on the session's pool
+(a driver reused across runs, soft faults in its running JVM, a ready standby taking over after a hard
+kill) and on a driver of their own with no standby, as the cold-restart design ran them. Verdict
 and anomalies (kind, row, batch) must agree run by run. The default suite keeps one at-least-once scenario's
 seed (a violation and clean runs); more seeds and correct pipelines of each kind are the heavy tier.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from harness.engine.pool import DriverPool
 from harness.engine.report import to_json
 from harness.engine.runner import run_spec
 from tests.golden.schedules import campaign_specs
-from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 
 pytestmark = pytest.mark.spark
 
@@ -38,14 +36,6 @@ HEAVY = [
     ("python_sink_publish_in_write", (1, 2)),
     ("foreachbatch_sqlite_upsert", (1,)),
 ]
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
-    shared = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "same", standby=True)
-    yield shared
-    shared.close()
-    assert leftover_processes() == []
 
 
 def verdict(doc: dict[str, Any]) -> tuple[str, list[Any]]:

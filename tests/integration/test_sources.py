@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +18,6 @@ from harness.engine.pool import DriverPool
 from harness.engine.report import to_json
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec, parse_kill_argument
-from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
-    """One driver and a warm standby for the module: a SIGKILL costs a take-over, not a JVM start."""
-    shared = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "src", standby=True)
-    yield shared
-    shared.close()
-    assert leftover_processes() == [], "a harness run left processes behind"
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ from harness.engine.runner import run_spec
 from harness.engine.spec import STATE_STORES, RunSpec
 from harness.verdict.check import batch_spans
 from tests.ci_skips import missing
-from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 
 OLD_ENV = "HARNESS_OLD_SPARK_PYTHONS"
 MODULE = "scenarios.library.file_source_agg"
@@ -45,14 +43,6 @@ def old_python(version_prefix: str) -> str:
     if not found:
         pytest.skip(missing(f"no PySpark {version_prefix} environment: bin/test-spark-upgrade builds them ({OLD_ENV})"))
     return found[0]
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
-    shared = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "sparkup", standby=True)
-    yield shared
-    shared.close()
-    assert leftover_processes() == [], "a harness run left processes behind"
 
 
 def _input_rows(run_dir: Path) -> list[dict[str, Any]]:

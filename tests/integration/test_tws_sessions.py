@@ -7,13 +7,12 @@ version 3, the side store has batch 3 in it already. (The ``ci`` campaign over `
 stores and checkpoint formats, is in test_chaos_library.py; the twin found, shrunk and replayed 3 times out of 3
 by a campaign is the heavy test below.)
 
-Cost: the runs share one driver pool with a warm standby; each is 7 batches, about 20-30 s here.
+Cost: the runs share the session's driver pool (tests/integration/conftest.py); each is 7 batches, about 20-30 s here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +22,7 @@ from harness.engine.pool import DriverPool
 from harness.engine.report import render_text, to_json
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec, parse_kill_argument
-from tests.integration.clirun import TOKEN_PREFIX, harness, harness_json, leftover_processes
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
-    """One driver, and a warm standby that takes over after each kill, for the module's runs."""
-    shared = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "tws", standby=True)
-    yield shared
-    shared.close()
-    assert leftover_processes() == [], "a harness run left processes behind"
+from tests.integration.clirun import harness, harness_json, leftover_processes
 
 
 def run(pool: DriverPool, tmp_path: Path, name: str, *kills: str, **spec: Any) -> tuple[dict[str, Any], str]:

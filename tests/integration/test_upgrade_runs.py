@@ -10,7 +10,6 @@ silently wrong, and the 10-example campaign of the acceptance."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +21,8 @@ from harness.engine.pool import DriverPool
 from harness.engine.report import render_text, to_json
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec, parse_kill_argument
-from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
 
 FILTER = "upgrade_filter"
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
-    shared = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "upgrade", standby=True)
-    yield shared
-    shared.close()
-    assert leftover_processes() == [], "a harness run left processes behind"
 
 
 def play(pool: DriverPool, run_dir: Path, scenario: str, *kills: str, **spec: Any) -> tuple[dict[str, Any], str]:

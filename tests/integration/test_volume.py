@@ -9,7 +9,6 @@ each fault named by the boundaries it hit."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +19,6 @@ from harness.engine.pool import DriverPool
 from harness.engine.report import render_text, to_json
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec, parse_kill_argument
-from tests.integration.clirun import TOKEN_PREFIX, leftover_processes
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriverPool]:
-    shared = DriverPool(tmp_path_factory.mktemp("pool"), "local[2]", {}, token=TOKEN_PREFIX + "vol", standby=True)
-    yield shared
-    shared.close()
-    assert leftover_processes() == [], "a harness run left processes behind"
 
 
 def _kills(*texts: str) -> tuple[FaultRule, ...]:
