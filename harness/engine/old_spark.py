@@ -55,19 +55,22 @@ def run_round(paths: RunPaths, python: str, round_no: int) -> dict[str, Any]:
             f"old_pyspark {python!r} is not an executable Python; build the older PySparks with bin/test-spark-upgrade"
         )
     log = paths.logs / f"old-spark-{round_no}.log"
+    answer = paths.logs / f"old-spark-{round_no}.out"
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") as err:
-        # Its own process group, SIGKILLed once it is done: a JVM the older PySpark leaves behind (measured once
-        # in about 50 rounds: orphaned, still holding 400 MB) goes with it.
+    with open(log, "ab") as err, open(answer, "wb") as out:
+        # Its own process group, SIGKILLed once its Python has exited: a JVM the older PySpark leaves behind
+        # (orphaned, still holding 400 MB; measured about once in 50 rounds) goes with it. The report goes to a
+        # file, not a pipe: that JVM inherits the round's stdout, and reading a pipe to its end waited for the
+        # JVM, the whole timeout (measured: a default-suite test stalled 10 minutes).
         proc = subprocess.Popen(
             [python, "-m", "harness.engine.old_spark", str(paths.root)],
-            stdout=subprocess.PIPE,
+            stdout=out,
             stderr=err,
             env=old_env(python),
             start_new_session=True,
         )
         try:
-            out, _ = proc.communicate(timeout=ROUND_TIMEOUT_S)
+            proc.wait(timeout=ROUND_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise OldSparkError(
                 f"round {round_no}: the older PySpark ran past {ROUND_TIMEOUT_S:.0f} s; see {log}"
@@ -75,7 +78,7 @@ def run_round(paths: RunPaths, python: str, round_no: int) -> dict[str, Any]:
         finally:
             kill_group(proc.pid)
             proc.wait()
-    lines = out.decode(errors="replace").strip().splitlines()
+    lines = answer.read_text(errors="replace").strip().splitlines()
     report: dict[str, Any] = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
     if proc.returncode != 0 or "error" in report or not report:
         why = report.get("error") or f"exit status {proc.returncode}"

@@ -4,6 +4,7 @@ aim faults, which scenarios it can run, how its process is set up and its failur
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,28 @@ def test_a_failing_older_pyspark_round_names_its_log(tmp_path: Path) -> None:
     with pytest.raises(OldSparkError, match=r"round 1: the older PySpark .* failed: .*; its log: .*old-spark-1\.log"):
         run_round(paths, sys.executable, 1)
     assert (paths.logs / "old-spark-1.log").read_text().strip()
+
+
+def test_a_round_whose_older_pyspark_leaves_its_jvm_behind_returns_when_it_exits(tmp_path: Path) -> None:
+    """The older PySpark's Python reports and exits, leaving a child that holds its stdout (as an orphaned JVM
+    does): the round returns the report at once and the child is killed with the round's process group."""
+    fake = tmp_path / "python"
+    left = tmp_path / "left.pid"
+    fake.write_text(f'#!/bin/sh\nsleep 120 &\necho $! > {left}\necho \'{{"pyspark": "3.5.9", "batches": [0]}}\'\n')
+    fake.chmod(0o755)
+    t0 = time.monotonic()
+    report = run_round(RunPaths(tmp_path / "run"), str(fake), 1)
+    assert report == {"pyspark": "3.5.9", "batches": [0]}
+    assert time.monotonic() - t0 < 30  # a pipe read to its end waited for the child: 120 s
+    pid = int(left.read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid), "the child outlived its round"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return "Z"
