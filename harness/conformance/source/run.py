@@ -168,7 +168,8 @@ def run_source(
     """Play the run (see the module docstring); never raises for a run that went wrong: ``outcome.error``.
     Each kill is planned for batch ``kill_batch`` or later (the checkpoint that many batches in). A kill that
     never fired is an error unless ``kills_optional`` (then it is listed in ``outcome.unfired``). ``pool``
-    lends a running driver (left open; default master and confs); without it the run starts its own.
+    lends a running driver (left open; default master and confs); without it the run starts its own, with a ready
+    standby when it kills the driver twice or more.
     ``kill_nth`` (context-less runs): round ``r``'s kill is in the ``kill_nth[r]``-th batch it commits."""
     t0 = time.monotonic()
     paths = RunPaths(Path(run_dir).resolve())
@@ -179,10 +180,15 @@ def run_source(
     rules = _Rules(paths, echo)
     history = History(paths.history)
     own = pool is None
-    active = pool or DriverPool(paths.logs, DEFAULT_MASTER, {})
+    # A run of its own keeps a ready standby when it kills the driver twice or more, as `run` does
+    # (harness.engine.runner.default_standby, measured there); a lent pool keeps its own setting.
+    kills = sum(p is not None for p in kill_points)
+    active = pool or DriverPool(paths.logs, DEFAULT_MASTER, {}, standby="ready" if kills >= 2 else False)
     downtime = [0]
 
     def while_down() -> None:  # data keeps arriving while the driver is dead
+        if own and len(run.kills_fired) >= kills:  # after the last kill no standby is started again, as in `run`
+            active.keep_standby(False)
         downtime[0] += 1
         fed = feed(rounds + downtime[0] - 1)
         history.append("ok", "runner", "add_data", {"round": f"while down {downtime[0]}", **fed})
