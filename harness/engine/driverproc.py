@@ -15,6 +15,22 @@ from typing import Any
 from harness.spark.procs import RUN_TOKEN_ENV, kill_group, kill_token
 from harness.spark.session import spark_env
 
+#: Variables a driver, its JVM and Spark's Python workers keep from their start (with the working directory):
+#: an import root a scenario or a check added to ``PYTHONPATH``, a Kafka broker's address, the sink a check
+#: exported, the harness's cache. Others (``PYTEST_CURRENT_TEST``, say) change under a live driver harmlessly.
+LAUNCH_PREFIXES = ("HARNESS_", "SPARK_", "PYSPARK_", "JAVA_")
+
+
+def launch_key(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> tuple[tuple[str, str], ...]:
+    """What a driver started now would inherit and keep: its working directory, ``PYTHONPATH`` and the variables
+    of :data:`LAUNCH_PREFIXES` (but the run token each driver gets its own of). A live driver whose key differs
+    cannot serve a run of this process's current environment."""
+    env = os.environ if environ is None else environ
+    kept = [
+        (k, v) for k, v in env.items() if k == "PYTHONPATH" or (k.startswith(LAUNCH_PREFIXES) and k != RUN_TOKEN_ENV)
+    ]
+    return (("cwd", os.getcwd() if cwd is None else cwd), *sorted(kept))
+
 
 class DriverProcess:
     """``python -m harness.engine.driver`` (or ``module``: the JVM host of :mod:`harness.engine.jvmhost`) in a new
@@ -34,6 +50,7 @@ class DriverProcess:
         self.name = f"driver-{incarnation}"
         self.token = token
         self.log_path = log_path
+        self.launch_key = launch_key()  # before spark_env(): it compares with this process's environment later
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**spark_env(), **dict(extra_env or {})}
         env[RUN_TOKEN_ENV] = token

@@ -103,6 +103,12 @@ class HostedJvm:
         tmp.write_text(" ".join(map(str, pids)) + "\n")
         os.replace(tmp, self.groups_file)
 
+    def stale(self, key: tuple[tuple[str, str], ...]) -> bool:
+        """Whether the host or the spare was started under another environment than ``key``
+        (:func:`~harness.engine.driverproc.launch_key`)."""
+        procs = (self.host, self._spare[0] if self._spare else None)
+        return any(p is not None and p.launch_key != key for p in procs)
+
     def kill_host(self) -> None:
         """Kill the host (and every process of its token); the next driver starts a new one."""
         if self.host is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fault_injectors.kills import CLUSTER_FILE_ENV
-from harness.engine.driverproc import DriverProcess
+from harness.engine.driverproc import DriverProcess, launch_key
 from harness.engine.hosted import HostedJvm
 from harness.spark.procs import kill_token, new_token
 from harness.spark.session import spark_env
@@ -123,7 +123,9 @@ class DriverPool:
 
     def start(self) -> tuple[DriverProcess, float]:
         """A live driver (the standby, or a new one if none) and how long the
-        caller waited for it (0 if the active driver was reused)."""
+        caller waited for it (0 if the active driver was reused). Drivers started under another environment
+        than this process has now (:func:`~harness.engine.driverproc.launch_key`) are ended first."""
+        self._drop_stale()
         if self.driver is not None:
             return self.driver, 0.0
         t0 = time.monotonic()
@@ -147,6 +149,21 @@ class DriverPool:
                 self._standby.send({"cmd": "warm"})
             self._standby_warm = False
         return drv, time.monotonic() - t0
+
+    def _drop_stale(self) -> None:
+        """End the live processes started under another environment: a session's pool outlives the environment
+        of its first run (an import root added since, a broker's address set or gone), and a driver, its JVM
+        and its workers keep theirs; the next start makes new ones."""
+        key = launch_key()
+        host_stale = self.hosted is not None and self.hosted.stale(key)
+        if self.driver is not None and (self.driver.launch_key != key or host_stale):
+            self.discard()  # a hosted pool's driver lives on its host's JVM: it goes with a stale host
+        if self._standby is not None and self._standby.launch_key != key:
+            self._standby.kill()
+            self._standby = None
+        if self.hosted is not None and host_stale:
+            for proc in [p for group in self.hosted.processes() for p in group]:
+                proc.kill()
 
     def _start_attached(self, t0: float) -> tuple[DriverProcess, float]:
         """The spare driver process attached to the hosted JVM (a new one if none), and a new spare behind it."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +101,42 @@ def test_a_users_python_datasource_holds_under_sigkills_and_a_naive_sink_on_it_i
         assert a["batch_id"] == 0 and a["fault"]["history_index"] == kill["history_index"], a
         start, end = a["offset_range"]["source"]
         assert start == "initialOffset()" and a["row"]["line"] < json.loads(end)[str(a["row"]["partition"])], a
+
+
+MY_SOURCE = """
+from examples.connectors.jsonl_source import JsonlSource
+
+
+class MyLines(JsonlSource):
+    @classmethod
+    def name(cls):
+        return "my_lines"
+"""
+
+MY_PIPELINE = """
+from examples.pipelines.log_lines import CONTEXT, log_scenario
+from harness.sources import PythonSource
+
+SCENARIO = log_scenario("my_lines", PythonSource({source!r}, CONTEXT))
+"""
+
+
+def test_a_pipeline_made_importable_after_the_pools_driver_started_runs_on_it(
+    pool: DriverPool, run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's pool outlives the environment its drivers started in: a team's pipeline in a directory made
+    importable since, its connector in another (``path.py:Class``), runs on it; its driver, JVM and Spark's
+    Python workers, which keep the import path they started with, are started again."""
+    pool.start()
+    conn, pipes = tmp_path / "conn", tmp_path / "pipes"
+    conn.mkdir()
+    pipes.mkdir()
+    (conn / "my_lines_source.py").write_text(MY_SOURCE)
+    (pipes / "my_lines_pipeline.py").write_text(MY_PIPELINE.format(source=f"{conn / 'my_lines_source.py'}:MyLines"))
+    for root in (conn, pipes):
+        monkeypatch.syspath_prepend(str(root))
+    # As loading a pipeline by its path does (harness.sources.loading.add_import_root); restored after the test.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(pipes)]))
+    doc, log = run("my_lines_pipeline:SCENARIO", "after_offsets_logged:0", rounds=2, name="late")
+    assert doc["verdict"] == "exactly-once", log
+    assert len(doc["kills_fired"]) == 1 and doc["expected_rows"] == doc["observed_rows"] > 0, log
