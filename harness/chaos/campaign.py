@@ -20,10 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import assume
 from hypothesis.database import ExampleDatabase
 from hypothesis.errors import Unsatisfiable
-from hypothesis.strategies import SearchStrategy
 
 from fault_injectors.plan import STEP_POINT, TIMED_POINT
 from harness.chaos.bundle import write_bundle
@@ -32,7 +31,7 @@ from harness.chaos.database import campaign_key, describe_database, open_databas
 from harness.chaos.faultfree import fault_free_bundle
 from harness.chaos.profiles import Profile
 from harness.chaos.result import CampaignResult, ExampleRecord
-from harness.chaos.seeded import seed_only_draws
+from harness.chaos.seeded import block_test, seed_only_draws
 from harness.chaos.shards import Block, Shard, idle_shard_message, shard_blocks
 from harness.chaos.shrinkcap import shrink_cap
 from harness.chaos.strategies import chaos_specs, describe_spec
@@ -224,7 +223,7 @@ def run_campaign(
         for block in blocks:
             try:
                 with seed_only_draws(), shrink_cap(profile.shrink_budget_s):
-                    _block_test(strategy, play, block, db, db_key)()
+                    block_test(strategy, play, block, db, db_key)()
             except Unsatisfiable:
                 if not infra:
                     raise CampaignInfraError(
@@ -258,31 +257,6 @@ def run_campaign(
             pool.close()
         result.duration_s = time.monotonic() - started
     return result
-
-
-def _block_test(
-    strategy: SearchStrategy[RunSpec],
-    play: Callable[[RunSpec], None],
-    block: Block,
-    database: ExampleDatabase | None,
-    key: bytes,
-) -> Callable[[], None]:
-    """The Hypothesis test of one block: ``block.examples`` examples seeded ``block.seed``, the failures saved
-    in ``database`` under ``key`` replayed first. (Hypothesis's ``@seed`` turns the database off, so the seed
-    and the key are set as the attributes it reads; ``test_database_replays_first`` checks they still work.)"""
-    test: Any = settings(
-        max_examples=block.examples,
-        deadline=None,
-        database=database,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-        report_multiple_bugs=False,
-        print_blob=False,
-    )(given(strategy)(play))
-    test._hypothesis_internal_use_seed = block.seed
-    test._hypothesis_internal_database_key = key
-    runs: Callable[[], None] = test
-    return runs
 
 
 def replay_bundle_campaign(bundle: Path, profile: Profile, work_dir: Path) -> CampaignResult:

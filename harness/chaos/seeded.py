@@ -8,14 +8,24 @@ what ran earlier in the process, so one ``chaos SCENARIO --seed S`` drew other e
 clone (measured: seed 8 of ``agg_update_naive`` drew ``seed 5000`` in one and ``seed 1000`` in the other), and a
 campaign's ``rerun`` line did not reproduce it elsewhere. While a campaign draws, :func:`seed_only_draws` gives
 Hypothesis no local constants and a cache of its own; the user's own Hypothesis tests in the same process keep
-both. (A saved bundle never depended on this: it replays the spec it stored.)
+both. (A saved bundle never depended on this: it replays the spec it stored.) :func:`block_test` is the
+Hypothesis test of one block of a campaign (:mod:`harness.chaos.shards`), seeded by the block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.database import ExampleDatabase
+from hypothesis.strategies import SearchStrategy
+
+from harness.chaos.shards import Block
+
+if TYPE_CHECKING:
+    from harness.engine.spec import RunSpec
 
 
 @contextmanager
@@ -41,3 +51,28 @@ def seed_only_draws() -> Iterator[None]:
     finally:
         for name, value in saved.items():
             setattr(providers, name, value)
+
+
+def block_test(
+    strategy: SearchStrategy[RunSpec],
+    play: Callable[[RunSpec], None],
+    block: Block,
+    database: ExampleDatabase | None,
+    key: bytes,
+) -> Callable[[], None]:
+    """The Hypothesis test of one block: ``block.examples`` examples seeded ``block.seed``, the failures saved
+    in ``database`` under ``key`` replayed first. (Hypothesis's ``@seed`` turns the database off, so the seed
+    and the key are set as the attributes it reads; ``test_database_replays_first`` checks they still work.)"""
+    test: Any = settings(
+        max_examples=block.examples,
+        deadline=None,
+        database=database,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+        print_blob=False,
+    )(given(strategy)(play))
+    test._hypothesis_internal_use_seed = block.seed
+    test._hypothesis_internal_database_key = key
+    runs: Callable[[], None] = test
+    return runs

@@ -18,9 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.chaos.campaign import _block_test
 from harness.chaos.profiles import get_profile
-from harness.chaos.seeded import seed_only_draws
+from harness.chaos.seeded import block_test, seed_only_draws
 from harness.chaos.shards import Block
 from harness.chaos.strategies import chaos_specs, describe_spec
 from harness.engine.schedule import build_schedule
@@ -65,7 +64,7 @@ def campaign_specs(name: str, seed: int) -> list[RunSpec]:
         drawn.append(spec)
 
     with seed_only_draws():  # as the campaign draws
-        _block_test(strategy, record, Block(0, seed, EXAMPLES), None, b"golden")()
+        block_test(strategy, record, Block(0, seed, EXAMPLES), None, b"golden")()
     return drawn
 
 

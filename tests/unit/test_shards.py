@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, InMemoryExampleDatabase
 
-from harness.chaos.campaign import _block_test
 from harness.chaos.database import DatabaseError, campaign_key, describe_database, open_database, saved_failures
 from harness.chaos.profiles import get_profile
+from harness.chaos.seeded import block_test
 from harness.chaos.shards import BLOCK_EXAMPLES, Block, Shard, campaign_blocks, idle_shard_message, shard_blocks
 from harness.chaos.strategies import chaos_specs
 from harness.engine.spec import RunSpec
@@ -58,7 +58,7 @@ def _drawn(blocks: list[Block], database: object = None) -> list[RunSpec]:
         drawn.append(spec)
 
     for block in blocks:
-        _block_test(strategy, record, block, database, b"k")()  # type: ignore[arg-type]
+        block_test(strategy, record, block, database, b"k")()  # type: ignore[arg-type]
     return drawn
 
 
@@ -80,7 +80,7 @@ def _failing_block(database: object, seed: int, seen: list[int]) -> bool:
         assert x < 50
 
     try:
-        _block_test(st.integers(0, 100), play, Block(0, seed, 10), database, b"harness-test")()  # type: ignore[arg-type]
+        block_test(st.integers(0, 100), play, Block(0, seed, 10), database, b"harness-test")()  # type: ignore[arg-type]
     except AssertionError:
         return True
     return False
