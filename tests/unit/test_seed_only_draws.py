@@ -12,9 +12,8 @@ import pytest
 from hypothesis.internal.cache import LRUCache
 from hypothesis.internal.conjecture import providers
 
-from harness.chaos.campaign import _block_test
 from harness.chaos.profiles import get_profile
-from harness.chaos.seeded import seed_only_draws
+from harness.chaos.seeded import block_test, seed_only_draws
 from harness.chaos.shards import Block
 from harness.chaos.strategies import chaos_specs, describe_spec
 from scenarios import get_scenario
@@ -29,7 +28,7 @@ def draws(seed: int, *, guarded: bool) -> list[str]:
     strategy = chaos_specs(get_scenario(NAME), max_rounds=profile.max_rounds, max_faults=profile.max_faults,
                            hard_kill_ratio=profile.hard_kill_ratio, ref=NAME)  # fmt: skip
     drawn: list[str] = []
-    test = _block_test(strategy, lambda spec: drawn.append(describe_spec(spec)), Block(0, seed, 3), None, b"t")
+    test = block_test(strategy, lambda spec: drawn.append(describe_spec(spec)), Block(0, seed, 3), None, b"t")
     if guarded:
         with seed_only_draws():
             test()
