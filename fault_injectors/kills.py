@@ -20,6 +20,8 @@ import signal
 import time
 from pathlib import Path
 
+from harness.errors import Observed
+
 #: Set by the child driver before its JVM starts; every process of the driver inherits it.
 DRIVER_PGID_ENV = "HARNESS_DRIVER_PGID"
 #: A file listing the process groups of a driver whose JVM a pool hosts apart (set in the host and in the driver).
@@ -28,7 +30,7 @@ DRIVER_GROUPS_ENV = "HARNESS_DRIVER_GROUPS"
 CLUSTER_FILE_ENV = "HARNESS_CLUSTER_FILE"
 
 
-class InjectedFault(RuntimeError):
+class InjectedFault(Observed, RuntimeError):
     """Raised by a fault rule with ``action="raise"``."""
 
 

@@ -20,10 +20,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.errors import HarnessFailure
 from harness.inspector.checkpoint import batch_ids
 
 
-class NemesisError(RuntimeError):
+class NemesisError(HarnessFailure, RuntimeError):
     """The nemesis action cannot be applied to this checkpoint."""
 
 

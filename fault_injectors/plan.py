@@ -18,6 +18,7 @@ from typing import Any
 from fault_injectors import points, registry
 from fault_injectors.actions import DEFAULT
 from fault_injectors.plugins import PluginError
+from harness.errors import UsageError
 
 #: Named crash points of the micro-batch protocol, in protocol order, and how precisely each is hit
 #: (:mod:`fault_injectors.points` defines them).
@@ -66,7 +67,7 @@ WRAPPERS: dict[str, str] = {
 DRIVER_PYTHON_WRAPPERS = ("foreach_batch",)
 
 
-class FaultPlanError(ValueError):
+class FaultPlanError(UsageError, ValueError):
     """A fault plan (file or rule) is malformed; the message names the field."""
 
 

@@ -24,6 +24,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from fault_injectors.actions import BUILTIN, EFFECTS, NEEDS, FaultAction
+from harness.errors import UsageError
 
 #: The entry-point group the harness loads plugins from.
 GROUP = "spark_exactly_once_harness"
@@ -33,7 +34,7 @@ _FIELDS = ("name", "verb", "doc", "effect", "from_watcher", "needs", "resource",
 Nemesis = Callable[[Path], str]
 
 
-class PluginError(ValueError):
+class PluginError(UsageError, ValueError):
     """An installed plugin cannot be used; the message names the entry point, its package and the fix."""
 
 

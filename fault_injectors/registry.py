@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from fault_injectors.actions import BUILTIN, FaultAction, Needs
 from fault_injectors.plugins import plugin_actions
+from harness.errors import UsageError
 
 
-class UnknownActionError(ValueError):
+class UnknownActionError(UsageError, ValueError):
     """No built-in or installed action has that name; the message lists the known ones."""
 
 

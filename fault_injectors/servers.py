@@ -17,11 +17,13 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessFailure
+
 #: The run's resource settings, in the run directory (the fault directory's parent).
 RESOURCES_FILE = "resources.json"
 
 
-class ServerFaultError(RuntimeError):
+class ServerFaultError(HarnessFailure, RuntimeError):
     """The run has no server of that kind to take down (the message says what it needs)."""
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fault_injectors.crash import FaultSite
+from harness.errors import SetupError
 from scenarios.rowgen import PROVENANCE, SourceConfig
 from scenarios.sources import TASK_WRITE_POINTS, Replayable, SourceSpec
 
@@ -70,7 +71,7 @@ def run_output() -> str:
     return value
 
 
-class ResourceUnavailable(RuntimeError):
+class ResourceUnavailable(SetupError, RuntimeError):
     """A scenario's external resource (e.g. a PostgreSQL server) cannot be provided here."""
 
 

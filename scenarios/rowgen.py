@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
+from harness.errors import UsageError
+
 MASK64 = (1 << 64) - 1
 
 #: Spark DDL schema of every row the source produces. ``partition``, ``offset``
@@ -39,7 +41,7 @@ def _unit(h: int) -> float:
     return (h >> 11) * (1.0 / (1 << 53))
 
 
-class ConfigError(ValueError):
+class ConfigError(UsageError, ValueError):
     """An option of the replayable source is missing or malformed."""
 
 

@@ -13,10 +13,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness.errors import HarnessFailure
 from scenarios.admission import Offsets, offsets_from_json, offsets_to_json
 
 
-class TapError(RuntimeError):
+class TapError(HarnessFailure, RuntimeError):
     """The tap file is missing, unreadable, or an update would move it backwards."""
 
 

@@ -44,6 +44,7 @@ from harness.engine.rundir import RunPaths
 from harness.engine.runner import Runner, RunRefused
 from harness.engine.spec import RunSpec
 from harness.engine.trigger import parse_trigger
+from harness.errors import HarnessFailure
 from scenarios import get_scenario
 from scenarios.base import ResourceUnavailable
 
@@ -53,7 +54,7 @@ from scenarios.base import ResourceUnavailable
 DISCARDABLE = (STEP_POINT, TIMED_POINT)
 
 
-class CampaignInfraError(RuntimeError):
+class CampaignInfraError(HarnessFailure, RuntimeError):
     """An example could not be run (not a property violation): the harness failed."""
 
 

@@ -26,6 +26,7 @@ from fault_injectors.plan import STEP_POINT, FaultRule
 from fault_injectors.steps import CallCensus, first_calls, read_census
 from harness.engine.rundir import safe_name
 from harness.engine.spec import RunSpec
+from harness.errors import HarnessFailure
 
 if TYPE_CHECKING:
     from harness.engine.pool import DriverPool
@@ -36,7 +37,7 @@ CallKey = tuple[str, int | None, int | None]
 Target = tuple[str, int | None, int, str]
 
 
-class CensusError(RuntimeError):
+class CensusError(HarnessFailure, RuntimeError):
     """The census run gave no verdict, or the sink has no Python code to trace."""
 
 

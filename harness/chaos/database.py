@@ -24,9 +24,10 @@ from typing import Any
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from harness.chaos.profiles import Profile
+from harness.errors import UsageError
 
 
-class DatabaseError(ValueError):
+class DatabaseError(UsageError, ValueError):
     """``--database`` names nothing usable; the message says what was tried and what to give."""
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.commandline import harness_command
+from harness.errors import UsageError
 from harness.timeline.page import CHECK_SCRIPT, CSS
 from harness.timeline.svg import esc
 
@@ -26,7 +27,7 @@ SAME = (
 EXIT = {"exactly-once": 0, "violated": 1}
 
 
-class MergeError(ValueError):
+class MergeError(UsageError, ValueError):
     """The results cannot be merged; the message names the file and what differs."""
 
 

@@ -233,8 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {"run": cmd_run, "list": cmd_list}
     handlers.update({name: h for name, (_, _, h) in COMMANDS.items()})
+    from harness.errors import SetupError, UsageError
+
     try:
         return handlers[args.command](args)
+    except (UsageError, SetupError) as exc:  # a refusal its command did not word: one line all the same
+        return _fail(str(exc))
     except KeyboardInterrupt:
         return _fail("interrupted; child processes were killed")
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.generated import page_main
+from harness.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference.md"
@@ -67,7 +68,7 @@ _ROLE = re.compile(r":(?:class|func|data|mod|attr|meth|obj):`(~?)([^`]+)`")
 _SIGNATURE = re.compile(r"^``([^`]+)``:\s*")
 
 
-class ReferenceError(ValueError):
+class ReferenceError(UsageError, ValueError):
     """The code lacks documentation the page needs; the message says which and what to write."""
 
 

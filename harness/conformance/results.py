@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from harness.errors import Observed
+
 Status = Literal["pass", "fail", "warn", "note", "skip", "error"]
 STATUSES: tuple[Status, ...] = ("pass", "fail", "warn", "note", "skip", "error")
 MAX_DETAILS = 8
@@ -51,7 +53,7 @@ class CheckOutcome:
             raise ValueError(f"check {self.id}: status must be one of {STATUSES}, got {self.status!r}")
 
 
-class CheckFailed(Exception):
+class CheckFailed(Observed):
     """Raised inside a check to end it with ``fail`` (message = summary)."""
 
     def __init__(self, summary: str, details: Sequence[str] = (), fix: str = "", observed: Sequence[str] = ()):
@@ -62,7 +64,7 @@ class CheckFailed(Exception):
         self.observed = tuple(observed)
 
 
-class CheckSkipped(Exception):
+class CheckSkipped(Observed):
     """Raised inside a check to end it with ``skip`` (message = the reason)."""
 
 

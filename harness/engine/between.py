@@ -20,6 +20,7 @@ from typing import Any
 from fault_injectors.nemesis import REPLAYS_SOURCE, NemesisError, apply_nemesis, checkpoint_nemeses
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
+from harness.errors import HarnessFailure
 from harness.inspector import CheckpointError
 from harness.verdict.check import batch_spans
 from harness.verdict.checker import AllowedLoss, AllowedReplay
@@ -64,7 +65,7 @@ def source_run(paths: RunPaths, spec: RunSpec, scenario: Scenario) -> SourceRun:
     )
 
 
-class NemesisFailed(RuntimeError):
+class NemesisFailed(HarnessFailure, RuntimeError):
     """A nemesis could not run for another reason than having nothing to damage (which is
     :class:`NemesisError`): the disk, the source's server, an unreadable log. A harness failure, never a
     discarded example."""

@@ -23,18 +23,19 @@ from harness.engine.driverproc import DriverProcess
 from harness.engine.history import History, read_jsonl_from
 from harness.engine.pool import DriverPool, DriverStartError
 from harness.engine.rundir import RunPaths
+from harness.errors import HarnessFailure, Observed, UsageError
 
 
-class HarnessError(RuntimeError):
+class HarnessError(HarnessFailure, RuntimeError):
     """The harness could not produce a verdict (infrastructure, not the pipeline)."""
 
 
-class RunRefused(HarnessError):
+class RunRefused(UsageError, HarnessError):
     """The driver refused the run's pipeline as bad input (e.g. a DStream setup function without a checkpoint):
     the message is one line saying what to change."""
 
 
-class QueryFailedError(HarnessError):
+class QueryFailedError(Observed, HarnessError):
     """The streaming query refused to continue (a loud failure, e.g. after checkpoint damage)."""
 
 

@@ -51,6 +51,7 @@ from harness.engine.roundcheck import check_round_read
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
 from harness.engine.trigger import run_trigger
+from harness.errors import Observed
 from harness.inspector import batch_ids, read_commit
 from harness.inspector.spark_view import StateUnreadable, read_state_rows
 from harness.spark.attach import ATTACH_WAIT_ENV, attached
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-class QueryFailed(RuntimeError):
+class QueryFailed(Observed, RuntimeError):
     """The streaming query itself terminated with an exception."""
 
 

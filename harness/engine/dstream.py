@@ -27,6 +27,7 @@ from fault_injectors.dstream import (
 )
 from harness.engine.progress import append_event
 from harness.engine.rundir import RunPaths
+from harness.errors import HarnessFailure, Observed, UsageError
 from harness.verdict.dstream_marks import DSTREAM_BATCHES
 from scenarios.filedir import file_name, parse_name, published_ends
 from scenarios.tap import read_tap
@@ -42,11 +43,11 @@ if TYPE_CHECKING:
 PUBLISH_MARGIN_MS = 400
 
 
-class SetupRefused(ValueError):
+class SetupRefused(UsageError, ValueError):
     """The scenario's setup function built an application the harness cannot run (bad input: one line)."""
 
 
-class FeedMissed(RuntimeError):
+class FeedMissed(HarnessFailure, RuntimeError):
     """The harness's own observer read less of a round's batch than the harness published for it: the input
     never reached the application, so no verdict can blame the pipeline (the run ends as no verdict)."""
 
@@ -76,7 +77,7 @@ def _unread(record: dict[str, Any], items: list[dict[str, Any]]) -> str:
     )
 
 
-class AppFailed(RuntimeError):
+class AppFailed(Observed, RuntimeError):
     """The DStream application failed a batch, or its checkpoint could not be recovered."""
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.errors import Observed
 from harness.inspector import batch_ids, read_offsets
 
 #: Epochs each round must commit (the round's target is ``round * EPOCHS_PER_ROUND``): seeded kills aim at
@@ -32,7 +33,7 @@ SPREAD_MAX_S = 4.0
 POLL_S = 0.1
 
 
-class EpochQueryDied(RuntimeError):
+class EpochQueryDied(Observed, RuntimeError):
     """The query of an epoch run stopped before it caught up (its exception, if any, is the message)."""
 
 

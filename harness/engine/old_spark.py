@@ -25,6 +25,7 @@ from typing import Any
 
 from harness.engine.rundir import RunPaths
 from harness.engine.spec import RunSpec
+from harness.errors import HarnessFailure
 from harness.spark.procs import kill_group
 
 #: The mark a Spark upgrade leaves among a run's fired faults (like a deploy's).
@@ -33,7 +34,7 @@ SPARK_UPGRADE = "spark-upgrade"
 ROUND_TIMEOUT_S = 600.0
 
 
-class OldSparkError(RuntimeError):
+class OldSparkError(HarnessFailure, RuntimeError):
     """The older PySpark did not run its round; the message says why and where its log is."""
 
 

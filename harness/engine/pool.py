@@ -15,6 +15,7 @@ from typing import Any, Literal
 from fault_injectors.kills import CLUSTER_FILE_ENV
 from harness.engine.driverproc import DriverProcess, launch_key
 from harness.engine.hosted import HostedJvm
+from harness.errors import HarnessFailure
 from harness.spark.procs import kill_token, new_token
 from harness.spark.session import spark_env
 from harness.spark.standalone import StandaloneCluster, is_standalone, parse_standalone
@@ -28,7 +29,7 @@ STARTUP_TIMEOUT_S = 180.0
 Standby = Literal["warm", "ready"]
 
 
-class DriverStartError(RuntimeError):
+class DriverStartError(HarnessFailure, RuntimeError):
     """A driver did not come up; the message names its log file."""
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessFailure
 from harness.inspector import batch_ids, read_offsets
 
 #: ``unread(sources)``: what of the published input the source offsets of the newest committed batch (every
@@ -22,7 +23,7 @@ from harness.inspector import batch_ids, read_offsets
 Unread = Callable[[Sequence[Any] | None], str]
 
 
-class InputUnread(RuntimeError):
+class InputUnread(HarnessFailure, RuntimeError):
     """A round's query ended without reading what the harness published for it: the harness's miss, so the run
     ends as no verdict (the runner reports the message)."""
 

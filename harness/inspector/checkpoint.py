@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessFailure
+
 #: Highest log versions Spark 4.3 reads (``OffsetSeqLog.MAX_VERSION``, ``CommitLog.MAX_VERSION``).
 MAX_OFFSETS_VERSION = 2
 MAX_COMMITS_VERSION = 3
@@ -33,7 +35,7 @@ MAX_COMMITS_VERSION = 3
 _SOURCE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(HarnessFailure, RuntimeError):
     """A checkpoint file cannot be read or parsed; ``path`` names the file.
 
     ``kind`` says why: ``"corrupt"`` (the content is not what Spark writes: empty,

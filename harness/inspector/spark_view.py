@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import HarnessFailure
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -70,7 +72,7 @@ def spark_state_view(spark: SparkSession, checkpoint: str | os.PathLike[str], sa
     return SparkStateView(operators, tuple(stores), tuple(errors))
 
 
-class StateUnreadable(RuntimeError):
+class StateUnreadable(HarnessFailure, RuntimeError):
     """Spark's ``statestore`` reader cannot read this state (the message says why). ``known``: for one of the
     measured limits of the reader (checkpoint format 2 snapshot names, reserved ``$`` names), not a wrong option
     or a broken checkpoint."""

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import UsageError
 
-class LoadError(ValueError):
+
+class LoadError(UsageError, ValueError):
     """The connector (or an option) cannot be loaded; the message says why and what to do."""
 
 

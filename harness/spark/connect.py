@@ -28,13 +28,15 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness.errors import HarnessFailure
+
 CONNECT_PREFIX = "connect:"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 #: Below the pool's driver start-up timeout, so a slow server is reported as such.
 START_TIMEOUT_S = 150.0
 
 
-class ConnectServerError(RuntimeError):
+class ConnectServerError(HarnessFailure, RuntimeError):
     """The Connect server could not be started; the message says why and where its log is."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from harness.errors import SetupError
 from harness.spark.releases import pyspark_jars_dir
 
 #: Maven Central, Spark's default registry.
@@ -35,7 +36,7 @@ _ACCESS = re.compile(r"Server access error at url (\S+) \(([^)]*)\)")
 _DOWNLOAD = re.compile(r"^\s*downloading (\S+) \.\.\.", re.MULTILINE)
 
 
-class ResolveError(RuntimeError):
+class ResolveError(SetupError, RuntimeError):
     """A coordinate could not be resolved: one line naming it, the registry and the log. ``not_served``: the
     registries answered that they hold no such artifact (not a refusal, nor a network failure)."""
 

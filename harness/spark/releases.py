@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import SetupError
+
 KAFKA_CONNECTOR = "kafka-connector"
 KAFKA_BROKER = "kafka-broker"
 DELTA = "delta-spark"
@@ -62,7 +64,7 @@ PACKAGE_EXTENSIONS: dict[str, str] = {
 _COORDINATE = re.compile(r"[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-+]+")
 
 
-class Unserved(ValueError):
+class Unserved(SetupError, ValueError):
     """No artifact of a jar set exists for this Spark release (the message names the release and the set)."""
 
 

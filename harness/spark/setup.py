@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import SetupError
 from harness.spark import ivy
 from harness.spark.cache import cache_dir, setup_command
 from harness.spark.jars import (
@@ -33,7 +34,7 @@ from harness.spark.jars import (
 from harness.spark.releases import BUILT_IN, KAFKA_CONNECTOR, Release, Unserved, current
 
 
-class SetupFailed(RuntimeError):
+class SetupFailed(SetupError, RuntimeError):
     """Set-up could not complete: one line saying what is missing and what to do."""
 
 

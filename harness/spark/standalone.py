@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fault_injectors.kills import CLUSTER_FILE_ENV
+from harness.errors import HarnessFailure
 from harness.spark.connect import free_port, inner_master, is_connect
 from harness.spark.procs import RUN_TOKEN_ENV, kill_group, kill_token
 
@@ -50,7 +51,7 @@ DAEMON_PROPERTIES = {
 APP_CONFS = {"spark.executor.cores": "1", "spark.executor.memory": "512m"}
 
 
-class ClusterError(RuntimeError):
+class ClusterError(HarnessFailure, RuntimeError):
     """The cluster could not start; the message names the daemon's log."""
 
 

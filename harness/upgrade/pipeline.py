@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import UsageError
 from harness.upgrade.probe import StreamFn
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
-class PipelineError(ValueError):
+class PipelineError(UsageError, ValueError):
     """The new pipeline cannot be loaded or fed; the message says why and what to give."""
 
 

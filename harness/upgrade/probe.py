@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import HarnessFailure
 from harness.inspector import batch_ids
 from harness.inspector.state_schema import read_state_schemas
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 StreamFn = Callable[["SparkSession", Path], "DataFrame"]
 
 
-class ProbeError(RuntimeError):
+class ProbeError(HarnessFailure, RuntimeError):
     """The checkpoint cannot be probed (no batch, unreadable); the message says which file and why."""
 
 

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from harness.errors import HarnessFailure
+
 LOG_DIR = "_delta_log"
 _COMMIT = re.compile(r"^(\d{20})\.json$")
 _CHECKPOINT = re.compile(
@@ -38,7 +40,7 @@ _CHECKPOINT = re.compile(
 )
 
 
-class DeltaLogError(Exception):
+class DeltaLogError(HarnessFailure):
     """A Delta log cannot be read: ``path`` names the file (or directory), ``problem`` says what is wrong.
 
     ``str()`` is one line: ``<path>: <problem>``."""

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from harness.errors import HarnessFailure
 from scenarios.base import ResourceUnavailable
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
 
 
-class KafkaClientError(RuntimeError):
+class KafkaClientError(HarnessFailure, RuntimeError):
     """A Kafka request failed; the message says which and why. ``retriable``: Kafka marks the error as one that
     goes away by itself (e.g. a partition's leader not known yet just after the topic was created)."""
 

@@ -61,11 +61,12 @@ def test_every_subpackage_lists_its_public_names_and_each_resolves_to_its_owner(
 
 
 def test_the_flat_layout_is_gone() -> None:
-    """Every module of harness/ lives in the subpackage of its concept; the top level keeps the front door."""
+    """Every module of harness/ lives in the subpackage of its concept; the top level keeps the front door and
+    the kinds of error every package's exceptions derive from."""
     from pathlib import Path
 
     top = sorted(p.name for p in Path(harness.__file__).parent.glob("*.py"))
-    assert top == ["__init__.py", "__main__.py", "_lazy.py", "pytest_plugin.py", "testing.py"]
+    assert top == ["__init__.py", "__main__.py", "_lazy.py", "errors.py", "pytest_plugin.py", "testing.py"]
 
 
 def test_conformance_is_grouped_by_product() -> None:

@@ -21,6 +21,8 @@ from pyspark import TaskContext, cloudpickle
 from pyspark.sql import Row
 from pyspark.sql import types as T
 
+from harness.errors import Observed
+
 #: The rows every sink check writes: the replayable source's integer columns.
 SCHEMA = T.StructType(
     [
@@ -35,7 +37,7 @@ COLUMNS = tuple(f.name for f in SCHEMA.fields)
 ROWS_PER_TASK = 10
 
 
-class TaskFailure(RuntimeError):
+class TaskFailure(Observed, RuntimeError):
     """Raised by a simulated task's input iterator (a task attempt dying mid-write)."""
 
 

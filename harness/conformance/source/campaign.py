@@ -38,6 +38,7 @@ from harness.conformance.source.schedule import (
     schedules_for,
     verdict_of,
 )
+from harness.errors import HarnessFailure
 
 
 @dataclass
@@ -87,7 +88,7 @@ class SourceCampaignResult:
             raise AssertionError(self.render())
 
 
-class _InfraError(RuntimeError):
+class _InfraError(HarnessFailure, RuntimeError):
     """An example gave no verdict (the harness or the source failed to run, not a property violation)."""
 
 

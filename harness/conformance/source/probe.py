@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from harness.conformance.source.crossproc import other_hash_seeds, read_elsewhere
 from harness.conformance.source.offsets import dumps
+from harness.errors import Observed
 from harness.sources.contexts import SourceContext, feeds_data
 from harness.sources.loading import Ref
 from harness.sources.reader import Reader, Rows, SourceUnderTest
@@ -47,7 +48,7 @@ MAX_ADMISSION_STEPS = 200
 ADVANCES = 5
 
 
-class StepFailed(Exception):
+class StepFailed(Observed):
     """A probe step raised; ``step`` names the method, ``cause`` is the connector's exception."""
 
     def __init__(self, step: str, cause: BaseException) -> None:
