@@ -47,5 +47,9 @@ export PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
 # Bytecode of the checkout's own modules, written even where PYTHONDONTWRITEBYTECODE is set (CI images set it,
 # and then no import writes any): every process a run starts imports them (a driver, each query's Python
 # source runner, a CLI command), 0.1-0.25 s more a process when compiled from source (measured). About 2 s;
-# Python checks each file's mtime, so a stale one is never used.
-"$VENV/bin/python" -m compileall -q -j 0 harness scenarios fault_injectors examples tests conftest.py >/dev/null
+# Python checks each file's mtime, so a stale one is never used. Not fatal: without it imports compile.
+if ! compiled="$("$VENV/bin/python" -m compileall -q -j 0 harness scenarios fault_injectors examples tests \
+        conftest.py 2>&1)"; then
+    echo "set-up: could not write the modules' bytecode (each process compiles them at import):" >&2
+    echo "$compiled" | tail -n 5 >&2
+fi

@@ -20,12 +20,13 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.errors import HarnessFailure
+from harness.errors import Observed
 from harness.inspector.checkpoint import batch_ids
 
 
-class NemesisError(HarnessFailure, RuntimeError):
-    """The nemesis action cannot be applied to this checkpoint."""
+class NemesisError(Observed, RuntimeError):
+    """The nemesis action cannot be applied to this checkpoint: it holds nothing to damage (what the run left,
+    not a harness failure; a campaign discards such an example)."""
 
 
 def _latest(ckpt: Path, log: str) -> Path:

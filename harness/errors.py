@@ -3,7 +3,10 @@
 Every exception class the harness, its scenarios and its fault injectors define derives from one of the kinds
 below (``tests/unit/test_errors.py`` checks it), besides the builtin base it had (``ValueError``,
 ``RuntimeError``), so ``except ValueError`` where it worked before still works. A caller tells them apart by
-kind without knowing each module: a command line, a CI wrapper, a user's test.
+kind without knowing each module: a command line, a CI wrapper, a user's test. Three classes have two kinds,
+as members of a family that has one: the engine's ``HarnessError`` is a harness failure, and of its children
+``RunRefused`` (the driver refused the pipeline as bad input) is a usage error too and ``QueryFailedError``
+(the query refused to go on) is observed too; the Kafka client's ``BrokerUnreachable`` is a set-up error.
 
 - :class:`UsageError`: the input is wrong (a file, an option, a reference, a fault plan, a pipeline Spark
   refuses to run as written). The message names it and says what to change. Commands print it in one line

@@ -12,24 +12,37 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fault_injectors.dstream import RUN_ENV
+from fault_injectors.kills import DRIVER_GROUPS_ENV, DRIVER_PGID_ENV
 from harness.spark.procs import RUN_TOKEN_ENV, kill_group, kill_token
 from harness.spark.session import spark_env
+from scenarios.base import RUN_OUTPUT_ENV
 
 #: Variables a driver, its JVM and Spark's Python workers keep from their start (with the working directory):
 #: an import root a scenario or a check added to ``PYTHONPATH``, a Kafka broker's address, the sink a check
 #: exported, the harness's cache. Others (``PYTEST_CURRENT_TEST``, say) change under a live driver harmlessly.
 LAUNCH_PREFIXES = ("HARNESS_", "SPARK_", "PYSPARK_", "JAVA_")
+#: Variables a driver sets for itself (its run's output and DStream run, its process group, the groups a kill
+#: takes down, its token): a process that drives a run in itself (a state machine, a nemesis test) leaves them
+#: set, and a pool's driver gets its own anyway.
+DRIVER_OWN = frozenset({RUN_OUTPUT_ENV, RUN_ENV, DRIVER_PGID_ENV, DRIVER_GROUPS_ENV, RUN_TOKEN_ENV})
 
 
 def launch_key(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> tuple[tuple[str, str], ...]:
-    """What a driver started now would inherit and keep: its working directory, ``PYTHONPATH`` and the variables
-    of :data:`LAUNCH_PREFIXES` (but the run token each driver gets its own of). A live driver whose key differs
-    cannot serve a run of this process's current environment."""
+    """What a driver started now would inherit and keep: its working directory, the entries of ``PYTHONPATH``
+    (a set: a reordering imports the same modules) and the variables of :data:`LAUNCH_PREFIXES` but
+    :data:`DRIVER_OWN`. A live driver whose key differs cannot serve a run of this process's environment."""
     env = os.environ if environ is None else environ
-    kept = [
-        (k, v) for k, v in env.items() if k == "PYTHONPATH" or (k.startswith(LAUNCH_PREFIXES) and k != RUN_TOKEN_ENV)
-    ]
-    return (("cwd", os.getcwd() if cwd is None else cwd), *sorted(kept))
+    kept = [(k, v) for k, v in env.items() if k.startswith(LAUNCH_PREFIXES) and k not in DRIVER_OWN]
+    paths = sorted({p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p})
+    return (("cwd", _cwd() if cwd is None else cwd), ("PYTHONPATH", os.pathsep.join(paths)), *sorted(kept))
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except FileNotFoundError:  # a working directory removed under this process: no driver shares it
+        return ""
 
 
 class DriverProcess:

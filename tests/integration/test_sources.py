@@ -136,7 +136,7 @@ def test_a_pipeline_made_importable_after_the_pools_driver_started_runs_on_it(
     for root in (conn, pipes):
         monkeypatch.syspath_prepend(str(root))
     # As loading a pipeline by its path does (harness.sources.loading.add_import_root); restored after the test.
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(pipes)]))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(pipes)) if p))
     doc, log = run("my_lines_pipeline:SCENARIO", "after_offsets_logged:0", rounds=2, name="late")
     assert doc["verdict"] == "exactly-once", log
     assert len(doc["kills_fired"]) == 1 and doc["expected_rows"] == doc["observed_rows"] > 0, log

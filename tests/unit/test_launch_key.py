@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from harness.engine.driverproc import launch_key
-from harness.spark.procs import RUN_TOKEN_ENV
+from harness.engine.driverproc import DRIVER_OWN, launch_key
 
 BASE = {"PATH": "/usr/bin", "PYTHONPATH": "/repo", "HARNESS_CACHE_DIR": "/c", "SPARK_LOCAL_IP": "127.0.0.1"}
 
@@ -21,6 +20,9 @@ def test_an_import_root_a_broker_or_a_working_directory_changes_it() -> None:
 def test_what_a_driver_does_not_keep_leaves_it_alone() -> None:
     key = launch_key(BASE, "/work")
     assert launch_key({**BASE, "PYTEST_CURRENT_TEST": "tests/test_x.py::test_y (call)"}, "/work") == key
-    assert launch_key({**BASE, RUN_TOKEN_ENV: "a-token-of-its-own"}, "/work") == key
+    for own in sorted(DRIVER_OWN):  # set by a driver for itself, also when a process drives a run in itself
+        assert launch_key({**BASE, own: "/runs/example-0001"}, "/work") == key, own
+    assert launch_key({**BASE, "PYTHONPATH": "/repo::/repo"}, "/work") == key  # the same entries
+    assert launch_key({**BASE, "PYTHONPATH": "/b:/a"}, "/work") == launch_key({**BASE, "PYTHONPATH": "/a:/b"}, "/work")
     assert launch_key({**BASE, "PATH": "/opt/bin:/usr/bin", "TMPDIR": "/tmp/x"}, "/work") == key
     assert launch_key(dict(reversed(list(BASE.items()))), "/work") == key  # order does not count
