@@ -63,7 +63,7 @@ class DriverProcess:
         self.name = f"driver-{incarnation}"
         self.token = token
         self.log_path = log_path
-        self.launch_key = launch_key()  # before spark_env(): it compares with this process's environment later
+        self.launch_key = launch_key()  # this process's environment now: what DriverPool.start compares later
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**spark_env(), **dict(extra_env or {})}
         env[RUN_TOKEN_ENV] = token

@@ -49,7 +49,7 @@ from harness.engine.history import History
 from harness.engine.jobs import run_job
 from harness.engine.old_spark import SPARK_UPGRADE, OldSparkError, run_round
 from harness.engine.outcome import PipelineFailure, RunOutcome, pipeline_failure, recovery_failure
-from harness.engine.pool import DriverPool, Standby
+from harness.engine.pool import DriverPool, Standby, standby_for_kills
 from harness.engine.rundir import RunPaths, safe_name
 from harness.engine.schedule import Op, OpKind, Schedule, build_schedule
 from harness.engine.spec import RunSpec
@@ -459,10 +459,9 @@ def run_spec(
 
 
 def default_standby(schedule: Schedule) -> Standby | bool:
-    """A ``"ready"`` standby when the plan kills the driver twice or more, none otherwise. Measured on 2 cores
-    (``run file_sink_stateless``, paired): 0.82x the wall time with 3 kills (0.78x on ``agg_watermark_append``),
-    0.97x with 1 (its start competes with the first driver's for the cores)."""
-    return "ready" if schedule.driver_kills >= 2 else False
+    """The standby of a run of its own: :func:`~harness.engine.pool.standby_for_kills` of the plan's driver
+    kills."""
+    return standby_for_kills(schedule.driver_kills)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:

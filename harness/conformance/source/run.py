@@ -36,7 +36,7 @@ from fault_injectors.plan import FaultPlan, FaultRule
 from fault_injectors.points import marking
 from harness.engine.conductor import Conductor
 from harness.engine.history import History
-from harness.engine.pool import DriverPool
+from harness.engine.pool import DriverPool, standby_for_kills
 from harness.engine.rundir import RunPaths
 from harness.inspector import CheckpointError, batch_ids, latest_batch_id, read_batches
 from harness.spark.session import DEFAULT_MASTER
@@ -180,10 +180,8 @@ def run_source(
     rules = _Rules(paths, echo)
     history = History(paths.history)
     own = pool is None
-    # A run of its own keeps a ready standby when it kills the driver twice or more, as `run` does
-    # (harness.engine.runner.default_standby, measured there); a lent pool keeps its own setting.
-    kills = sum(p is not None for p in kill_points)
-    active = pool or DriverPool(paths.logs, DEFAULT_MASTER, {}, standby="ready" if kills >= 2 else False)
+    kills = sum(p is not None for p in kill_points)  # a lent pool keeps its own standby setting
+    active = pool or DriverPool(paths.logs, DEFAULT_MASTER, {}, standby=standby_for_kills(kills))
     downtime = [0]
 
     def while_down() -> None:  # data keeps arriving while the driver is dead
