@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
     """Run ``cmd``, printing its tail (pytest shows it when the test fails)."""
+    t0 = time.monotonic()
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    print(f"$ {' '.join(cmd)}  (exit {done.returncode})\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    took = time.monotonic() - t0
+    print(f"$ {' '.join(cmd)}  (exit {done.returncode}, {took:.1f} s)\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return done
 
 
