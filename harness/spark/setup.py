@@ -11,6 +11,7 @@ time per cache (a lock file), so two test workers starting together resolve once
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ from pathlib import Path
 from harness.errors import SetupError
 from harness.spark import ivy
 from harness.spark.cache import cache_dir, setup_command
+from harness.spark.cds import CDS_ENV
 from harness.spark.jars import (
     PACKAGES,
     PACKAGES_ENV,
@@ -183,7 +185,9 @@ def run_setup(
     present = [s.name for s in steps if s.status == "present"]
     if present:
         echo(f"setup: already in the cache: {', '.join(present)}")
-    if cds:
+    if cds and os.environ.get(CDS_ENV) == "0":  # drivers would not use it: building it costs ~40 s for nothing
+        echo(f"cds: off ({CDS_ENV}=0): the driver class-data archive is not built")
+    elif cds:
         from harness.spark.cds_build import ensure_archive
 
         ensure_archive(echo)  # never fails set-up: drivers start without it, only slower

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.spark.cds import CDS_ENV
 from tests.ci_skips import missing
 from tests.integration.userenv import install_wheel, remove_heavy_parts, run
 
@@ -42,6 +43,9 @@ def test_a_project_installs_the_wheel_sets_up_without_maven_and_tests_a_kafka_de
 def _install_set_up_and_test(tmp_path: Path) -> None:
     user = install_wheel(tmp_path)
     venv, env, project = user.venv, user.env, tmp_path / "project"
+    # No class-data archive: its build (~50 s; every clean set-up of this checkout builds one, bin/_venv.sh)
+    # costs this test more than the few drivers it starts save. Set-up says so and builds none.
+    env = {**env, CDS_ENV: "0"}
     shutil.copytree(ROOT / "examples" / "user_project", project)
     (project / "tests" / "integration").mkdir()
     (project / "tests" / "integration" / "test_user_pipeline.py").write_text(_readme_example())
@@ -50,6 +54,7 @@ def _install_set_up_and_test(tmp_path: Path) -> None:
     assert setup.returncode == 0, setup.stderr
     for jar_set in ("kafka-connector", "delta-spark", "kafka-broker"):
         assert f"setup: {jar_set}" in setup.stderr and "jars (" in setup.stderr
+    assert "cds: off (HARNESS_CDS=0)" in setup.stderr and not (tmp_path / "cache" / "cds").exists()
     assert not any(venv.rglob(".jars")) and not any(project.rglob(".jars"))  # all of it went to the cache
     again = run([str(venv / "bin" / "harness"), "setup", "--offline"], project, env, 300)
     assert again.returncode == 0 and "already in the cache: kafka-connector, delta-spark, kafka-broker" in again.stderr

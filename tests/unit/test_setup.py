@@ -11,6 +11,7 @@ import pytest
 
 from harness.spark import cache as cache_mod
 from harness.spark import ivy, jars, project, releases
+from harness.spark.cds import CDS_ENV
 from harness.spark.setup import SetupFailed, fetch, run_setup
 
 URL = "https://repo.example/maven2/"
@@ -90,6 +91,25 @@ def test_offline_with_a_complete_cache_is_a_no_op(empty_cache: Path, monkeypatch
     lines: list[str] = []
     assert run_setup(offline=True, cds=False, echo=lines.append) == 0
     assert "already in the cache: kafka-connector, delta-spark, kafka-broker" in "\n".join(lines)
+
+
+def test_with_cds_off_setup_builds_no_archive(empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.spark.cds_build as cds_build
+
+    release = releases.current()
+    for name in releases.BUILT_IN:
+        directory = jars.set_dir(name, release)
+        directory.mkdir(parents=True)
+        jars.write_stamp(directory, release.coordinates(name), [], 0.0)
+    built: list[str] = []
+    monkeypatch.setattr(cds_build, "ensure_archive", lambda echo: built.append("built"))
+    monkeypatch.setenv(CDS_ENV, "0")
+    lines: list[str] = []
+    assert run_setup(offline=True, echo=lines.append) == 0
+    assert built == [] and "cds: off (HARNESS_CDS=0)" in "\n".join(lines)
+    monkeypatch.setenv(CDS_ENV, "1")
+    assert run_setup(offline=True, echo=lines.append) == 0
+    assert built == ["built"]
 
 
 def test_setup_exits_2_with_one_line(empty_cache: Path) -> None:
