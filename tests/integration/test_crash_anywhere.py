@@ -180,6 +180,7 @@ def test_run_kills_after_a_step_and_a_step_that_never_comes_exits_2(tmp_path: Pa
     assert fired["description"].startswith("x1: kill after step 20 of batch 0: "), fired
     assert " -> " in fired["description"] and ".py:" in fired["description"]
     assert "fault x2 planned (kill after step 9999 of batch 1) never fired" in doc["error"], doc["error"]
+    assert log.splitlines()[0].startswith("harness error, no verdict"), log
     assert doc["anomaly_counts"] == {} and doc["expected_rows"] == doc["observed_rows"] > 0, log
     assert "--kill sink.step:0:20 --kill sink.step:1:9999" in doc["replay"]
     assert leftover_processes() == []

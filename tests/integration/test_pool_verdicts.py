@@ -25,7 +25,8 @@ from tests.golden.schedules import campaign_specs
 pytestmark = pytest.mark.spark
 
 #: The default suite's case: seed 5's examples include a hard kill at ``sink.commit.after``, a violation (the
-#: pool's standby takes over; a cold driver restarts), and two clean runs.
+#: pool's standby takes over; a cold driver restarts), and two clean runs; the second clean one (a raise, as
+#: the heavy tier's seed 6 has) is left to the heavy tier.
 DEFAULT = ("foreachbatch_append_naive", (5,))
 #: The heavy tier's: seed 6 draws a raise at ``sink.commit.after`` (a violation from a soft fault in the pool's
 #: running JVM); the rest, correct pipelines of each kind.
@@ -60,6 +61,8 @@ def test_pool_and_cold_drivers_give_the_same_verdicts(
     seen: list[str] = []
     for seed in seeds:
         for i, spec in enumerate(campaign_specs(name, seed)):
+            if (name, seeds) == DEFAULT and i == 1:  # CI time (~20 s): a clean run like example 0, a soft fault
+                continue
             pooled = to_json(run_spec(spec, tmp_path / f"s{seed}-{i}-pool", echo=lambda m: None, pool=pool))
             cold = to_json(run_spec(spec, tmp_path / f"s{seed}-{i}-cold", echo=lambda m: None, standby=False))
             assert verdict(pooled) == verdict(cold), f"seed {seed} example {i}: {describe_spec(spec)}"

@@ -16,6 +16,7 @@ from fault_injectors.plan import FaultRule
 from harness.chaos.bundle import write_bundle
 from harness.engine.commandline import harness_command, harness_prefix, shell_line
 from harness.engine.report import to_json
+from harness.engine.pool import DriverPool
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec
 from harness.spark.procs import TOKEN_PREFIX_ENV
@@ -35,7 +36,7 @@ def test_my_sink_is_exactly_once(chaos_run):
 
 
 def test_failing_chaos_run_shows_rows_and_junit_properties(
-    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool: DriverPool
 ) -> None:
     spec = RunSpec(
         "foreachbatch_append_naive",
@@ -44,7 +45,7 @@ def test_failing_chaos_run_shows_rows_and_junit_properties(
         rows=((12, 9),),
         extra_faults=(FaultRule("x1", "sink.commit.after", 0, action="raise"),),
     )
-    outcome = run_spec(spec, tmp_path / "run", echo=lambda m: None)
+    outcome = run_spec(spec, tmp_path / "run", echo=lambda m: None, pool=pool)
     report = to_json(outcome)
     assert report["verdict"] == "violated", report.get("anomaly_counts")
     dupes = sorted((a["partition"], a["offset"]) for a in report["anomalies"] if a["kind"] == "duplicate")

@@ -66,7 +66,8 @@ def test_file_sink_holds_under_driver_kills_a_worker_kill_and_a_master_kill(tmp_
 def test_naive_foreach_batch_is_caught_on_an_existing_standalone_cluster(tmp_path: Path) -> None:
     """``--master spark://HOST:PORT``: a cluster that was already running (started here, as an operator would)
     runs the query; the at-least-once sink is caught, and the driver's executors die with it."""
-    cluster = StandaloneCluster(2, tmp_path / "cluster", TOKEN_PREFIX + "cluster", spark_env())
+    # One worker: the other test kills a worker of two; here one executor JVM per driver is enough.
+    cluster = StandaloneCluster(1, tmp_path / "cluster", TOKEN_PREFIX + "cluster", spark_env())
     try:
         cluster.start()
         args = ("run", "foreachbatch_append_naive", "--seed", "3", "--kills", "0", "--rounds", "1", "--kill",

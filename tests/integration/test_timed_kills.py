@@ -11,6 +11,7 @@ from pathlib import Path
 from fault_injectors.plan import TIMED_POINT, FaultRule
 from harness.chaos.bundle import write_bundle
 from harness.engine.report import render_text, to_json
+from harness.engine.pool import DriverPool
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec
 from tests.integration.clirun import harness, leftover_processes
@@ -18,10 +19,12 @@ from tests.integration.clirun import harness, leftover_processes
 PLANNED_MS = 150
 
 
-def test_timed_kill_of_the_file_sink_lands_is_recorded_and_replays_with_a_rate(tmp_path: Path) -> None:
+def test_timed_kill_of_the_file_sink_lands_is_recorded_and_replays_with_a_rate(
+    tmp_path: Path, pool: DriverPool
+) -> None:
     rule = FaultRule("x1", TIMED_POINT, 1, after_ms=PLANNED_MS)
     spec = RunSpec("file_sink_stateless", 5, kills=0, rows=((50, 40),), extra_faults=(rule,))
-    outcome = run_spec(spec, tmp_path / "run", echo=lambda m: None)
+    outcome = run_spec(spec, tmp_path / "run", echo=lambda m: None, pool=pool)
     report = to_json(outcome)
     assert outcome.error is None, outcome.error
     assert report["verdict"] == "exactly-once", render_text(outcome)  # the file sink survives a kill anywhere

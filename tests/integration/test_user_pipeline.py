@@ -45,6 +45,7 @@ MY_PIPELINE = Scenario(
 )
 
 
+@pytest.mark.heavy  # CI time (13 s): test_user_project runs this example, as the README has it, from a wheel
 @pytest.mark.chaos(scenario="tests.integration.test_user_pipeline:MY_PIPELINE", examples=2, profile="ci", seed=3)
 def test_my_pipeline_is_exactly_once(chaos_run: Any) -> None:
     result = chaos_run()

@@ -70,7 +70,7 @@ def test_my_append_sink(chaos_run):
 class TestJsonlSource(SourceConformance):
     source = JsonlSource
     context = log_context
-    kills = 1
+    end_to_end = False  # CI time (~10 s): the broken class's end-to-end run is this run's kill under the kit
 
 
 class TestOverlappingSource(SourceConformance):
@@ -111,7 +111,7 @@ def test_chaos_and_kit_tests_under_xdist(pytester: pytest.Pytester, monkeypatch:
     failed = set(re.findall(r"^FAILED test_user\.py::(\S+)", out, re.M))
     kit_fails = {"TestOverlappingSource::test_check[" + c + "]" for c in BROKEN_SOURCE_FAILS}
     assert failed == {"test_my_append_sink", *kit_fails}, out[-6000:]
-    assert outcomes.get("passed", 0) >= 1 + 8, outcomes  # the file sink's chaos test and the good source's checks
+    assert outcomes.get("passed", 0) >= 1 + 7, outcomes  # the file sink's chaos test and the good source's checks
     assert not outcomes.get("error"), out[-4000:]
 
     # Each failure is reported once, by the worker that ran it, with its seed and rerun command.
