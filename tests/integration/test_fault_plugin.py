@@ -63,7 +63,7 @@ def test_a_campaign_draws_the_plugins_fault_and_the_pipeline_holds(with_plugin: 
 
 def test_the_plugins_fault_catches_a_naive_sink(with_plugin: None, tmp_path: Path) -> None:
     rc, doc, out = harness_json(
-        tmp_path / "run.json", "run", "foreachbatch_append_naive", "--seed", "2",
+        tmp_path / "run.json", "run", "foreachbatch_append_naive", "--seed", "2", "--rounds", "1",
         "--kill", "sink.commit.after:0@platform.preempt",
     )  # fmt: skip
     assert rc == 1, out

@@ -15,8 +15,8 @@ import pytest
 from fault_injectors.plan import FaultRule
 from harness.chaos.bundle import write_bundle
 from harness.engine.commandline import harness_command, harness_prefix, shell_line
-from harness.engine.report import to_json
 from harness.engine.pool import DriverPool
+from harness.engine.report import to_json
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec
 from harness.spark.procs import TOKEN_PREFIX_ENV

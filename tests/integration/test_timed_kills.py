@@ -10,8 +10,8 @@ from pathlib import Path
 
 from fault_injectors.plan import TIMED_POINT, FaultRule
 from harness.chaos.bundle import write_bundle
-from harness.engine.report import render_text, to_json
 from harness.engine.pool import DriverPool
+from harness.engine.report import render_text, to_json
 from harness.engine.runner import run_spec
 from harness.engine.spec import RunSpec
 from tests.integration.clirun import harness, leftover_processes
