@@ -57,3 +57,10 @@ def cmd_setup(args: argparse.Namespace) -> int:
         cds=not args.no_cds,
         echo=lambda m: print(m, file=sys.stderr, flush=True),
     )
+
+
+def cmd_cds(args: argparse.Namespace) -> int:
+    """``harness cds``: build the driver's class-data archive if it is missing (set-up does this too)."""
+    from harness.spark.cds_build import main
+
+    return main([])

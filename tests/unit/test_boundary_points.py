@@ -12,7 +12,7 @@ import pytest
 
 from fault_injectors.crash import PLAN_FILE, read_ledger
 from fault_injectors.plan import PURGE_POINT, SNAPSHOT_POINT, FaultPlan, FaultPlanError, FaultRule
-from harness.cli.main import parse_kill
+from harness.cli.run import parse_kill
 from harness.engine.spec import kill_argument
 from tests.unit.watcher_child import run_watcher
 

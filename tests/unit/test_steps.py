@@ -17,7 +17,7 @@ from fault_injectors.crash import FaultSite, InjectedFault, read_ledger
 from fault_injectors.plan import STEP_POINT, FaultPlan, FaultPlanError, FaultRule
 from fault_injectors.steps import Scope, StepTracer, count_steps, read_census, run_with_steps
 from harness.chaos.census import Census, sample_targets, step_rules
-from harness.cli.main import parse_kill
+from harness.cli.run import parse_kill
 from harness.engine.spec import RunSpec, kill_argument
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from fault_injectors.plan import TIMED_POINT, FaultPlan, FaultPlanError, FaultRu
 from harness.chaos.profiles import get_profile
 from harness.chaos.result import _point_of
 from harness.chaos.strategies import TIMED_MAX_MS, chaos_specs
-from harness.cli.main import parse_kill
+from harness.cli.run import parse_kill
 from harness.engine.spec import RunSpec, kill_argument
 from scenarios import get_scenario
 from tests.unit.watcher_child import run_watcher

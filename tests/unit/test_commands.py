@@ -1,0 +1,39 @@
+"""The command registry (harness.cli.commands): every command's functions resolve, and one name has one command."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from harness.cli.commands import COMMANDS, Command, register
+from harness.cli.main import build_parser
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_reference_resolves_to_a_function(name: str) -> None:
+    command = COMMANDS[name]
+    for ref in (command.add_arguments, command.handler):
+        if ref is None:
+            continue
+        module, _, attr = ref.partition(":")
+        assert callable(getattr(importlib.import_module(module), attr)), ref
+
+
+def test_the_parser_lists_every_command_in_registration_order() -> None:
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert list(sub.choices) == list(COMMANDS)  # type: ignore[arg-type]
+
+
+def test_only_the_readers_and_listings_run_without_spark() -> None:
+    assert {n for n, c in COMMANDS.items() if not c.starts_spark} == {"list", "inspect", "merge"}
+    assert {n for n, c in COMMANDS.items() if c.spark_dirs} == {
+        "run", "chaos", "replay", "check-source", "check-sink", "certify", "census", "upgrade-check", "bench",
+    }  # fmt: skip
+
+
+def test_a_second_command_of_a_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="'run' is registered twice"):
+        register(Command("run", "again", None, "harness.cli.run:cmd_list"))
