@@ -59,7 +59,8 @@ def test_broken_contextless_source_is_found_shrunk_bundled_and_replayed(tmp_path
     assert leftover_processes() == []
 
 
-@pytest.mark.heavy  # the kit's chaos test over a source: test_source_chaos.py (a source with a context)
+# The default suite's case of the kit's opt-in test_chaos (test_source_chaos.py's, over a source with a
+# context, is heavy).
 class TestRateLikeKitWithChaos(SourceConformance):
     """The kit's opt-in chaos test over a source without a context (its Spark-free checks are skipped here:
     ``test_check_source_cli`` and the conformance tests run them)."""

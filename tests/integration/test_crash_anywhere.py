@@ -44,7 +44,8 @@ def line_of(path: str, marker: str) -> int:
 @pytest.mark.parametrize(
     ("factory", "rc"),
     [
-        # The default suite's case of the broken sink is the chaos test below, which finds this window by itself.
+        # The default suite's crash-anywhere cases are test_kill_python.py's (a correct two-transaction sink
+        # passes, an unkeyed one loses what a driver's death loses); this pair and the chaos test are heavy.
         pytest.param("two_txn_sink", 1, marks=pytest.mark.heavy),
         pytest.param("keyed_two_txn_sink", 0, marks=pytest.mark.heavy),  # CI time
     ],
@@ -133,7 +134,7 @@ def test_two_transactions_after_a_200_row_batch_are_found_at_an_effect_boundary(
     assert leftover_processes() == []
 
 
-@pytest.mark.heavy  # CI time: crash-anywhere's default cases are the 200-row sink and the chaos test
+@pytest.mark.heavy  # CI time: crash-anywhere's default cases are test_kill_python.py's
 def test_commit_publishing_one_rename_at_a_time(tmp_path: Path) -> None:
     code = f"{EX}/rename_one_by_one_sink.py"
     rc, doc, log = harness_json(

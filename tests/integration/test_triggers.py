@@ -119,21 +119,28 @@ def test_continuous_rate_into_kafka_under_timed_kills_is_at_least_once(broker: s
 
 
 def test_real_time_kafka_into_foreach_duplicates_after_a_kill_in_the_writer(broker: str, tmp_path: Path) -> None:
-    rc, doc, log = harness_json(
-        tmp_path / "r.json",
-        "run",
-        "kafka_foreach",
-        "--trigger",
-        "real-time:1 second",
-        "--kills",
-        "0",
-        "--kill",
-        "sink.write.mid:4:0:1",
-        "--kill",
-        "after_offsets_logged:7",
-        "--seed",
-        "1",
-    )
+    for attempt in range(3):
+        rc, doc, log = harness_json(
+            tmp_path / f"r{attempt}.json",
+            "run",
+            "kafka_foreach",
+            "--trigger",
+            "real-time:1 second",
+            "--kills",
+            "0",
+            "--kill",
+            "sink.write.mid:4:0:1",
+            "--kill",
+            "after_offsets_logged:7",
+            "--seed",
+            "1",
+        )
+        # Real-time Mode ends an epoch by the clock: under load epoch 4 can close before the second round's
+        # records reach it, and the writer's kill then fires in close() with no row written (the ledger says
+        # rows 0; once in a clean-clone CI run), where no replay can duplicate anything. Only then, run again.
+        mid = [k for k in doc.get("kills_fired", []) if k["point"] == "sink.write.mid"]
+        if not (mid and mid[0]["context"].get("rows") == 0):
+            break
     assert rc == 1 and doc["verdict"] == "violated" and _kinds(doc) == {"duplicate"}, log
     fired = {k["point"] for k in doc["kills_fired"]}
     assert fired == {"sink.write.mid", "after_offsets_logged"}, log
