@@ -64,11 +64,12 @@ def test_a_refusal_no_command_worded_is_one_line_and_exit_2(
     kind: type[HarnessException], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import harness.cli.main as cli
+    import harness.cli.run as run_cli
 
     def refuses(args: object) -> int:
         raise kind("scenario x.py:Y: no attribute Y; name a Scenario in x.py")
 
-    monkeypatch.setattr(cli, "cmd_list", refuses)
+    monkeypatch.setattr(run_cli, "cmd_list", refuses)  # the registry imports the handler when the command runs
     assert cli.main(["list"]) == 2
     err = capsys.readouterr().err
     assert err == "harness: scenario x.py:Y: no attribute Y; name a Scenario in x.py\n"

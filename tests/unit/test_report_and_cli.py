@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.main import main, parse_kill
+from harness.cli.main import main
+from harness.cli.run import parse_kill
 from harness.engine.commandline import harness_prefix, shell_line
 from harness.engine.outcome import RunOutcome
 from harness.engine.report import MAX_PER_KIND, render_text, to_json
