@@ -82,12 +82,17 @@ def test_offline_with_an_empty_cache_names_every_set_and_the_command(empty_cache
     assert "harness setup --packages com.acme:sink:2.0`" in message
 
 
-def test_offline_with_a_complete_cache_is_a_no_op(empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _fill_cache() -> None:
+    """Every built-in jar set stamped complete in the cache (no jars: set-up only reads the stamps offline)."""
     release = releases.current()
     for name in releases.BUILT_IN:
         directory = jars.set_dir(name, release)
         directory.mkdir(parents=True)
         jars.write_stamp(directory, release.coordinates(name), [], 0.0)
+
+
+def test_offline_with_a_complete_cache_is_a_no_op(empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fill_cache()
     lines: list[str] = []
     assert run_setup(offline=True, cds=False, echo=lines.append) == 0
     assert "already in the cache: kafka-connector, delta-spark, kafka-broker" in "\n".join(lines)
@@ -96,11 +101,7 @@ def test_offline_with_a_complete_cache_is_a_no_op(empty_cache: Path, monkeypatch
 def test_with_cds_off_setup_builds_no_archive(empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import harness.spark.cds_build as cds_build
 
-    release = releases.current()
-    for name in releases.BUILT_IN:
-        directory = jars.set_dir(name, release)
-        directory.mkdir(parents=True)
-        jars.write_stamp(directory, release.coordinates(name), [], 0.0)
+    _fill_cache()
     built: list[str] = []
     monkeypatch.setattr(cds_build, "ensure_archive", lambda echo: built.append("built"))
     monkeypatch.setenv(CDS_ENV, "0")
