@@ -1,8 +1,8 @@
 """The commands of ``python -m harness``: one registry, one entry per command.
 
 A command is a name, a help line, where its argument builder and its handler live (``module:function``,
-imported only when the parser is built or the command runs, so ``harness list`` does not import Spark's
-code) and what it needs of the machine: whether it starts Spark (a PySpark outside the supported range is
+imported when the parser is built or the command runs, not when :mod:`harness.cli.main` is imported) and
+what it needs of the machine: whether it starts Spark (a PySpark outside the supported range is
 refused first) and whether its runs put Spark's files under a directory (checked for characters Spark's
 paths cannot hold before any work). :func:`register` adds one; the order of registration is the order of
 ``--help``.
@@ -66,7 +66,7 @@ for _command in (
             "harness.cli.run:add_run_arguments", "harness.cli.run:cmd_run", **_SPARK_RUNS),
     Command("list", "list scenarios and crash points", None, "harness.cli.run:cmd_list", starts_spark=False),
     Command("inspect", "read and check a streaming checkpoint; `inspect diff A B`",
-            "harness.cli.inspect:add_arguments", "harness.cli.inspect:cmd_inspect", starts_spark=False),
+            "harness.cli.checkpoint:add_arguments", "harness.cli.checkpoint:cmd_inspect", starts_spark=False),
     Command("chaos", "run a Hypothesis chaos campaign on a scenario; shrink and bundle a violation",
             "harness.cli.chaos:add_chaos_arguments", "harness.cli.chaos:cmd_chaos", **_SPARK_RUNS),
     Command("replay", "rerun a saved bundle and compare verdict and anomalies",

@@ -1,4 +1,4 @@
-"""``python -m harness check-source | check-sink | certify`` (registered by ``harness/cli/main.py``).
+"""``python -m harness check-source | check-sink | certify`` (registered in ``harness/cli/commands.py``).
 
 Exit codes: 0 conforming (certify: every row measured, none contradicts its
 documentation), 1 violations (certify: a contradiction), 2 could not run (bad

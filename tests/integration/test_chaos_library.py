@@ -58,7 +58,7 @@ SCENARIOS = [
 ]
 #: The scenarios whose campaigns here also draw ``sink.step`` faults (a correct foreachBatch sink and a correct
 #: DataSourceStreamWriter). The other sink scenarios run without, to keep the suite's time: each census is one
-#: fault-free run per distinct data, and test_crash_anywhere.py covers a campaign that finds a step fault.
+#: fault-free run per distinct data; a campaign that finds a step fault is test_crash_anywhere.py's (heavy tier).
 STEP_REPRESENTATIVES = {"foreachbatch_sqlite_upsert", "python_sink_transactional"}
 
 

@@ -25,9 +25,10 @@ from tests.golden.schedules import campaign_specs
 pytestmark = pytest.mark.spark
 
 #: The default suite's case: seed 5's examples include a hard kill at ``sink.commit.after``, a violation (the
-#: pool's standby takes over; a cold driver restarts), and two clean runs; the second clean one (a raise, as
-#: the heavy tier's seed 6 has) is left to the heavy tier.
+#: pool's standby takes over; a cold driver restarts), and clean runs. Its example 1 (a raise at
+#: ``after_offsets_logged`` that ends clean, as example 0 does) is skipped for CI time (~16 s).
 DEFAULT = ("foreachbatch_append_naive", (5,))
+DEFAULT_SKIPS = {(5, 1)}
 #: The heavy tier's: seed 6 draws a raise at ``sink.commit.after`` (a violation from a soft fault in the pool's
 #: running JVM); the rest, correct pipelines of each kind.
 HEAVY = [
@@ -53,20 +54,20 @@ def verdict(doc: dict[str, Any]) -> tuple[str, list[Any]]:
 def test_pool_and_cold_drivers_give_the_same_verdicts(
     name: str, seeds: tuple[int, ...], pool: DriverPool, tmp_path: Path
 ) -> None:
-    drawn = [describe_spec(spec) for seed in seeds for spec in campaign_specs(name, seed)]
+    skips = DEFAULT_SKIPS if (name, seeds) == DEFAULT else set()
+    runs = [(seed, i, spec) for seed in seeds for i, spec in enumerate(campaign_specs(name, seed))]
+    runs = [(seed, i, spec) for seed, i, spec in runs if (seed, i) not in skips]
+    drawn = [describe_spec(spec) for _, _, spec in runs]  # what runs: a skipped example cannot stand in
     if (name, seeds) == DEFAULT:  # what the case is for: a hard kill meets the pool's standby, or a cold start
         assert any("kill at sink.commit.after" in d for d in drawn), drawn
     if name == "foreachbatch_append_naive" and 6 in seeds:  # and a soft fault in the pool's running JVM
         assert any("raise at sink.commit.after" in d for d in drawn), drawn
     seen: list[str] = []
-    for seed in seeds:
-        for i, spec in enumerate(campaign_specs(name, seed)):
-            if (name, seeds) == DEFAULT and i == 1:  # CI time (~20 s): a clean run like example 0, a soft fault
-                continue
-            pooled = to_json(run_spec(spec, tmp_path / f"s{seed}-{i}-pool", echo=lambda m: None, pool=pool))
-            cold = to_json(run_spec(spec, tmp_path / f"s{seed}-{i}-cold", echo=lambda m: None, standby=False))
-            assert verdict(pooled) == verdict(cold), f"seed {seed} example {i}: {describe_spec(spec)}"
-            seen.append(pooled["verdict"])
+    for seed, i, spec in runs:
+        pooled = to_json(run_spec(spec, tmp_path / f"s{seed}-{i}-pool", echo=lambda m: None, pool=pool))
+        cold = to_json(run_spec(spec, tmp_path / f"s{seed}-{i}-cold", echo=lambda m: None, standby=False))
+        assert verdict(pooled) == verdict(cold), f"seed {seed} example {i}: {describe_spec(spec)}"
+        seen.append(pooled["verdict"])
     assert "unknown" not in seen, seen
     if (name, seeds) == DEFAULT:  # the representative proves agreement on both kinds of verdict
         assert {"exactly-once", "violated"} <= set(seen), seen
