@@ -15,8 +15,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--only",
         default=None,
         metavar="S[,S]",
-        help="measure only these sections: steady, restarts, chaos, inspector, steps, check, volume, kafka "
-        "(default: all)",
+        help="measure only these sections: steady, restarts, chaos, inspector, steps, check, volume, kafka, "
+        "sinkcheck (default: all)",
     )
 
 

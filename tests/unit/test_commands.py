@@ -37,3 +37,12 @@ def test_only_the_readers_and_listings_run_without_spark() -> None:
 def test_a_second_command_of_a_name_is_refused() -> None:
     with pytest.raises(ValueError, match="'run' is registered twice"):
         register(Command("run", "again", None, "harness.cli.run:cmd_list"))
+
+
+def test_bench_help_names_every_section() -> None:
+    from harness.bench.suite import SECTIONS
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    bench = sub.choices["bench"]  # type: ignore[index]
+    only = next(a for a in bench._actions if a.dest == "only")
+    assert all(section in only.help for section in SECTIONS), only.help
