@@ -197,15 +197,16 @@ def assert_run_verdict(cli: Cli, pair: Pair, twin: str, kills: int) -> None:
 
 
 def test_dstream_correct_twin_under_run_with_the_default_run_directory(tmp_path: Path) -> None:
-    """``run orders_dstream:ORDERS --kills 3`` holds without ``--run-dir``: the run directory made from the
+    """``run orders_dstream:ORDERS --kills 1`` holds without ``--run-dir``: the run directory made from the
     reference (a ``:`` in it) works and is removed after the pass. (Before, every batch read nothing under it
-    and the correct pipeline was blamed with lost rows.)"""
+    and the correct pipeline was blamed with lost rows.) One kill, for CI time: the heavy tier's broken twin
+    takes three."""
     project = tmp_path / "project"
     ok = harness(
-        project, "run", DSTREAM.ref("correct"), "--seed", str(DSTREAM.seed), "--kills", "3",
+        project, "run", DSTREAM.ref("correct"), "--seed", str(DSTREAM.seed), "--kills", "1",
         json_path=tmp_path / "ok.json",
     )  # fmt: skip
-    assert_run_verdict(ok, DSTREAM, "correct", kills=3)
+    assert_run_verdict(ok, DSTREAM, "correct", kills=1)
     assert ok.doc["run_dir"] is None, ok.show()
     assert not [p.name for p in (project / "tmp").glob("harness-*")], ok.show()  # removed after the pass
     assert leftover_processes() == []
