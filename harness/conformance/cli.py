@@ -212,6 +212,14 @@ def add_certify(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the sink runs' data")
     p.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep every run directory here")
     p.add_argument(
+        "--pyspark",
+        type=Path,
+        default=None,
+        metavar="PYTHON",
+        help="measure on the PySpark of another environment: PYTHON is its interpreter, the harness installed "
+        "there (bin/test-matrix builds one per release)",
+    )
+    p.add_argument(
         "--upgrades",
         action="store_true",
         help="measure the programming guide's recovery table instead: per row, a pipeline pair deployed over a "
@@ -275,6 +283,10 @@ def cmd_certify(args: argparse.Namespace) -> int:
     from harness.conformance.certify.documented import DOCUMENTED
     from harness.conformance.certify.html import render_html
 
+    if args.pyspark is not None:
+        from harness.conformance.certify.elsewhere import certify_under
+
+        return certify_under(args.pyspark, args, _echo)
     if args.upgrades:
         return _certify_upgrades(args)
     if args.save_fixtures is not None:

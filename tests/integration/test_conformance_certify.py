@@ -25,6 +25,7 @@ import pytest
 from scenarios.delta.log import read_log
 from tests.ci_skips import missing
 from tests.integration.clirun import CHROMIUM, chromium, harness, leftover_processes
+from tests.integration.userenv import install_wheel, remove_heavy_parts
 
 #: The rows measured here: two of Spark's own sinks without a scenario elsewhere, the Kafka sink and the Delta sink.
 ROWS = ("sink:memory", "sink:console", "sink:kafka", "sink:delta")
@@ -196,3 +197,20 @@ def test_html_report_renders_in_headlesschromium(certified: dict[str, Any]) -> N
     chromium(html, work, f"--screenshot={shot}")
     assert shot.exists() and shot.stat().st_size > 20_000
     shutil.rmtree(work / "profile-dump-dom", ignore_errors=True)
+
+
+@pytest.mark.heavy  # a fresh environment holding PySpark 4.1.4 and the wheel (~1 min), two rows measured there
+def test_certify_measures_the_pyspark_of_another_environment(tmp_path: Path) -> None:
+    user = install_wheel(tmp_path, "pyspark==4.1.4", extras="")
+    try:
+        rc, out, err = harness("certify", "--pyspark", user.bin("python"), "--only", "sink:memory,sink:console",
+                               "--json", str(tmp_path / "c.json"), timeout=1200)  # fmt: skip
+    finally:
+        remove_heavy_parts(tmp_path)
+    assert rc == 0, out + err[-3000:]
+    assert f"certify: PySpark 4.1.4 of {user.bin('python')}" in err
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["meta"].startswith("PySpark 4.1.4, local[2]"), doc["meta"]
+    rows = {r["key"]: (r["measured"], r["status"]) for r in doc["rows"]}
+    assert rows == {"sink:memory": ("none", "agrees"), "sink:console": ("at-least-once", "stronger")}, doc["rows"]
+    assert leftover_processes() == []
