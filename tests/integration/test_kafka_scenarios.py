@@ -41,7 +41,7 @@ def pool(broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driv
     assert leftover_processes() == [], "a harness run left processes behind"
 
 
-def play(pool: DriverPool, run_dir: Path, scenario: str, *kills: str, rounds: int = 3) -> tuple[dict[str, Any], str]:
+def play(pool: DriverPool, run_dir: Path, scenario: str, *kills: str, rounds: int = 2) -> tuple[dict[str, Any], str]:
     log: list[str] = []
     faults = tuple(dataclasses.replace(parse_kill_argument(k), id=f"x{i + 1}") for i, k in enumerate(kills))
     spec = RunSpec(scenario, 1, kills=0, rounds=rounds, extra_faults=faults)
