@@ -277,16 +277,16 @@ def _certify_upgrades(args: argparse.Namespace) -> int:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
+    if args.pyspark is not None:  # before anything of this environment's Spark is imported
+        from harness.conformance.certify.elsewhere import certify_under
+
+        return certify_under(args.pyspark, args, _echo)
     import pyspark
 
     from harness.conformance.certify.command import ROW_KEYS, ROWS, exit_code, render_table, run_certify
     from harness.conformance.certify.documented import DOCUMENTED
     from harness.conformance.certify.html import render_html
 
-    if args.pyspark is not None:
-        from harness.conformance.certify.elsewhere import certify_under
-
-        return certify_under(args.pyspark, args, _echo)
     if args.upgrades:
         return _certify_upgrades(args)
     if args.save_fixtures is not None:

@@ -203,8 +203,9 @@ def test_html_report_renders_in_headlesschromium(certified: dict[str, Any]) -> N
 def test_certify_measures_the_pyspark_of_another_environment(tmp_path: Path) -> None:
     user = install_wheel(tmp_path, "pyspark==4.1.4", extras="")
     try:
+        # Outside the checkout: the child runs the harness installed there (-P), the wheel.
         rc, out, err = harness("certify", "--pyspark", user.bin("python"), "--only", "sink:memory,sink:console",
-                               "--json", str(tmp_path / "c.json"), timeout=1200)  # fmt: skip
+                               "--json", str(tmp_path / "c.json"), timeout=1200, cwd=tmp_path)  # fmt: skip
     finally:
         remove_heavy_parts(tmp_path)
     assert rc == 0, out + err[-3000:]

@@ -11,7 +11,7 @@ import pyspark
 import pytest
 
 from harness.cli.main import build_parser, main
-from harness.conformance.certify.elsewhere import certify_argv, child_env, probe
+from harness.conformance.certify.elsewhere import certify_argv, certify_under, child_env, probe
 from harness.errors import UsageError
 
 
@@ -34,13 +34,19 @@ def test_every_option_reaches_the_child_as_given(argv: tuple[str, ...]) -> None:
     assert vars(again) == {**vars(args), "pyspark": None}
 
 
-def test_every_certify_option_is_passed_on() -> None:
-    """A new option of ``certify`` must be added to what the child gets (or it would be dropped silently)."""
-    defaults = vars(_parse())
-    passed = {dest for dest in defaults if dest not in ("command", "pyspark")}
-    probe_args = argparse.Namespace(**{d: ("x" if d != "list" and d != "upgrades" else True) for d in passed})
-    flags = certify_argv(probe_args)
-    assert {f.lstrip("-").replace("-", "_") for f in flags if f.startswith("--")} == passed
+def _certify_actions() -> list[argparse.Action]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [a for a in sub.choices["certify"]._actions if a.dest not in ("help", "pyspark")]
+
+
+def test_every_certify_option_is_passed_on_as_the_parser_takes_it() -> None:
+    """Each option of ``certify`` (a new one too) reaches the child, a flag as a flag and a value as a value."""
+    argv: list[str] = []
+    for action in _certify_actions():
+        argv += [action.option_strings[0]] if action.nargs == 0 else [action.option_strings[0], "1"]
+    args = _parse(*argv, "--pyspark", "/some/python")
+    assert certify_argv(args) == argv
 
 
 def test_this_environment_answers_with_its_pyspark() -> None:
@@ -58,8 +64,36 @@ def test_an_environment_without_pyspark_or_the_harness_says_what_to_install(tmp_
     with pytest.raises(UsageError) as caught:
         probe(tmp_path / "bare" / "bin" / "python")
     text = str(caught.value)
-    assert "No module named" in text and "-m pip install 'spark-exactly-once-harness[delta]'" in text
+    assert "No module named" in text and "-m pip install HARNESS pyspark==RELEASE" in text
     assert "\n" not in text
+
+
+FAKE_PYTHON = """#!/bin/sh
+if [ "$1" = "-P" ] && [ "$2" = "-c" ]; then echo '{"pyspark": "9.9.9"}'; exit 0; fi
+echo "$@" > "$(dirname "$0")/argv"
+env > "$(dirname "$0")/env"
+exit 3
+"""
+
+
+def test_the_child_runs_certify_with_the_options_and_its_exit_code_is_the_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.chdir(tmp_path)
+    said: list[str] = []
+    args = _parse("--only", "sink:memory", "--json", "c.json", "--pyspark", "bin/python")
+    assert certify_under(args.pyspark, args, said.append) == 3
+    assert said == [f"certify: PySpark 9.9.9 of {python}"]
+    assert (tmp_path / "bin" / "argv").read_text().split() == [
+        "-P", "-m", "harness", "certify", "--json", "c.json", "--only", "sink:memory", "--seed", "1"
+    ]  # fmt: skip
+    child = (tmp_path / "bin" / "env").read_text()
+    assert "PYSPARK_PYTHON=" not in child and "PATH=" in child
 
 
 def test_the_command_refuses_in_one_line_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
