@@ -1,4 +1,5 @@
-# Sourced by bin/test-spark-upgrade after bin/_venv.sh: builds one virtual environment per older PySpark
+# Sourced with ROOT and PY set (bin/test-spark-upgrade after bin/_venv.sh; bin/test in a background job while
+# set-up runs, then again to export the interpreters): builds one virtual environment per older PySpark
 # under .venv-spark/<version>/ (pyspark, pyarrow and pandas<3 from PyPI; nothing else), once per version.
 # These write the checkpoints the project's PySpark resumes (docs/upgrades.md, "Spark upgrades").
 # HARNESS_OLD_SPARKS overrides the versions (space-separated). Exports HARNESS_OLD_SPARK_PYTHONS:
