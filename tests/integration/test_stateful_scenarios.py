@@ -186,7 +186,7 @@ EXACT = {
 
 #: Run by the heavy tier only. The default suite's ci campaigns (test_chaos_library.py) kill every stateful scenario
 #: with drawn faults (a fifth of them SIGKILLs), and its representatives of stateful queries under seeded SIGKILLs
-#: are test_volume.py's 60-batch deduplication (four kills, at maintenance boundaries) and test_tws_sessions.py's
+#: are test_volume.py's 40-batch deduplication (four kills, at maintenance boundaries) and test_tws_sessions.py's
 #: transformWithState runs (a kill after the foreachBatch sink committed, agg_watermark_update's case here).
 HEAVY_ONLY = set(EXACT)
 

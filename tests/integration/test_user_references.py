@@ -9,8 +9,8 @@ the pytest marker, started from a project directory outside the repository. A co
 must hold (exit 0); a broken one must be caught (exit 1) with the one anomaly kind its bug makes.
 A "no verdict" or another kind fails the test.
 
-The default suite keeps one representative: the correct DStream pipeline under ``run`` with three
-seeded kills and the default run directory (about 45 s). The rest is the heavy tier (``HARNESS_HEAVY=1``,
+The default suite keeps one representative: the correct DStream pipeline under ``run`` with one
+seeded kill and the default run directory (about 25 s). The rest is the heavy tier (``HARNESS_HEAVY=1``,
 ``bin/test-heavy``); measured times are in docs/scenarios.md ("User references of every kind").
 """
 

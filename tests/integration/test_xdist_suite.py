@@ -104,8 +104,8 @@ def test_chaos_and_kit_tests_under_xdist(pytester: pytest.Pytester, monkeypatch:
     monkeypatch.setenv(TOKEN_PREFIX_ENV, f"xdist-{value[:8]}-")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     pytester.makepyfile(test_user=USER_TESTS)
-    # The passing chaos test runs one example (CI time): its worker also gets the broken source's end-to-end
-    # run (~30 s), the other the failing chaos test's two.
+    # The passing chaos test runs one example (CI time): its worker usually also gets the broken source's
+    # end-to-end run (~30 s), the other the failing chaos test's two (xdist's scheduling decides).
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "-rfEs", timeout=900)
     out = result.stdout.str()
     outcomes = result.parseoutcomes()
