@@ -18,12 +18,29 @@ from harness.cli.common import fail as _fail
 __all__ = ["COMMANDS", "Command", "build_parser", "main", "register"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; with ``only``, that command's alone (its options' modules are the only ones
+    imported)."""
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS.values():
-        command.add(sub.add_parser(command.name, help=command.help))
+        if only is None or command.name == only:
+            command.add(sub.add_parser(command.name, help=command.help))
     return parser
+
+
+def _outside_range(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """Why the installed PySpark is outside the supported range (None inside it), and the one command that
+    may still run there: one that starts no Spark (the checkpoint reader, the listings). Decided before any
+    parser is built, since the options of the others import modules an older PySpark lacks."""
+    from harness.spark.releases import unsupported
+
+    outside = unsupported()
+    if outside is None:
+        return None, None
+    name = next((arg for arg in argv if not arg.startswith("-")), None)
+    command = COMMANDS.get(name) if name else None
+    return outside, (command.name if command is not None and not command.starts_spark else None)
 
 
 def _directory_problem(args: argparse.Namespace) -> str | None:
@@ -43,7 +60,11 @@ def _directory_problem(args: argparse.Namespace) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    outside, only = _outside_range(argv)
+    if outside is not None and only is None:
+        return _fail(outside)
+    args = build_parser(only).parse_args(argv)
     from harness.spark.project import load_project_settings
 
     try:  # the project's harness_* ini options, as its pytest run reads them (harness.spark.project)
@@ -52,11 +73,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     if problem := _directory_problem(args):
         return _fail(problem)
-    from harness.spark.releases import unsupported
-
-    # The checkpoint reader and the listings start no Spark: they serve any PySpark.
-    if COMMANDS[args.command].starts_spark and (outside := unsupported()):
-        return _fail(outside)
     from fault_injectors.plugins import PluginError, plugin_actions
 
     try:  # a broken plugin is refused before any work, as pytest refuses one (loaded once per process)

@@ -156,3 +156,31 @@ def test_state_rolled_back_at_the_upgrade_is_caught_with_anomalies_after_it(
     assert doc["verdict"] == "violated", text
     kinds = {a["kind"] for a in doc["anomalies"]}
     assert kinds & {"lost", "duplicate", "wrong-value"}, text
+
+
+def test_the_older_pyspark_itself_is_refused_in_one_line_by_every_command_that_needs_pyspark_4(tmp_path: Path) -> None:
+    """PySpark 3.5 writes checkpoints the harness resumes, but the harness does not run on it: its Python has no
+    ``pyspark.sql.datasource``, which the replayable source, the crash-injecting sinks and the checks stand on.
+    Each such command says so in one line naming the range (exit 2), before importing any of them; the
+    checkpoint reader, which needs none, still answers."""
+    import subprocess
+
+    python = old_python("3.5")
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "VIRTUAL_ENV", "PYTHONPATH"))}
+    env["PYTHONPATH"] = str(root)  # the checkout, as an install would put it on the path
+    for argv in (
+        ["run", "file_source_json", "--kills", "1"],
+        ["chaos", "file_sink_stateless", "--examples", "1"],
+        ["check-sink", "sink.py:Sink", "--read-back", "sink:read"],
+        ["list"],
+    ):
+        done = subprocess.run([python, "-m", "harness", *argv], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        said = done.stdout + done.stderr
+        assert done.returncode == 2 and said.count("\n") == 1, (argv, said)
+        assert said.startswith("harness: PySpark 3.5.") and "outside the range" in said, (argv, said)
+        assert "(pyspark>=4.0,<4.4)" in said, (argv, said)
+    done = subprocess.run([python, "-m", "harness", "inspect", str(tmp_path / "none")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2 and "does not exist" in done.stderr and "outside the range" not in done.stderr

@@ -236,7 +236,7 @@ def test_delta_without_its_python_api_is_refused_naming_the_extra(
 
 
 def test_the_supported_range_is_pyprojects_and_a_release_outside_it_is_refused(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     import tomllib
 
@@ -251,5 +251,9 @@ def test_the_supported_range_is_pyprojects_and_a_release_outside_it_is_refused(
     assert main(["run", "file_sink_stateless", "--kills", "1"]) == 2  # refused before anything starts
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "PySpark 3.5.9 is outside the range the harness supports (pyspark>=4.0,<4.4)" in err
-    assert main(["list"]) == 0  # the listings and the checkpoint reader start no Spark: any PySpark serves
-    capsys.readouterr()
+    # The listing loads the scenario library (PySpark 4's data source API): refused as well, before any import.
+    assert main(["list"]) == 2 and "outside the range" in capsys.readouterr().err
+    # The checkpoint reader starts no Spark and imports nothing of PySpark 4: it serves any release.
+    assert main(["inspect", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert "outside the range" not in err and "does not exist" in err
