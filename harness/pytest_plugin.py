@@ -85,6 +85,20 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    """The PySpark release the session's campaigns run on, so that a CI log says which one was tested (read from
+    the installed package's metadata: nothing of pyspark is imported)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from harness.spark.releases import SUPPORTED, unsupported
+
+    try:
+        found = version("pyspark")
+    except PackageNotFoundError:
+        return "harness: no pyspark package installed"
+    return f"harness: PySpark {found}" + ("" if unsupported(found) is None else f", outside {SUPPORTED}")
+
+
 @pytest.fixture(scope="session")
 def spark(pytestconfig: pytest.Config) -> Iterator[SparkSession]:
     """One SparkSession per worker (``harness_master``, default local[2]; 2 shuffle partitions, UI off; the

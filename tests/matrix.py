@@ -19,14 +19,19 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 from harness.spark.releases import DELTA_FOR_LINE
 from tests.integration.userenv import clean_environ, make_venv
+from tests.matrix_table import Measured, full, parse_full, readme_block, replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / ".harness" / "matrix.md"
+#: The releases measured by default, oldest first: the README's columns. The CI smoke takes the first and last.
+RELEASES = ("4.0.5", "4.1.4", "4.2.0", "4.3.0")
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,11 @@ class Cell:
 CONNECTORS = ROOT / "examples" / "connectors"
 CELLS = (
     Cell("kills: file sink", ("run", "file_sink_stateless", "--kills", "2", "--seed", "1"), 0),
-    Cell("kills: broken twin caught", ("run", "foreachbatch_append_naive", "--kills", "3", "--seed", "1"), 1),
+    Cell(
+        "kills: broken twin caught",
+        ("run", "foreachbatch_append_naive", "--kill", "sink.commit.after:1", "--seed", "1"),
+        1,
+    ),
     Cell(
         "Python source checks",
         (
@@ -72,7 +81,20 @@ CELLS = (
         since="4.2",
     ),
     Cell("Delta MERGE", ("run", "foreachbatch_delta_merge", "--kills", "2", "--seed", "1"), 0, ("delta-spark",)),
+    # The twins' kill is named: a replay of batch 1 after its MERGE or append is what they get wrong.
+    Cell(
+        "Delta MERGE, broken twin caught",
+        ("run", "foreachbatch_delta_merge_no_txn", "--kill", "sink.commit.after:1", "--seed", "1"),
+        1,
+        ("delta-spark",),
+    ),
     Cell("Kafka source", ("run", "kafka_file_sink", "--kills", "2", "--seed", "1"), 0, ("kafka-connector",)),
+    Cell(
+        "Kafka source, broken twin caught",
+        ("run", "scenarios.library.kafka_file_sink:NAIVE_APPEND", "--kill", "sink.commit.after:1", "--seed", "1"),
+        1,
+        ("kafka-connector",),
+    ),
     Cell("DStreams", ("run", "dstream_foreach", "--kills", "2", "--seed", "1"), 0),
     Cell("Spark Connect", ("run", "file_sink_stateless", "--kills", "1", "--seed", "1", "--remote", "local"), 0),
 )
@@ -90,7 +112,8 @@ def clean_env() -> dict[str, str]:
 
 
 def build(release: str) -> Path:
-    """``.venv-matrix/<release>`` with the wheel and ``pyspark==release`` (rebuilt when the checkout changed)."""
+    """``.venv-matrix/<release>``: ``pyspark==release``, then the wheel, which must keep it (rebuilt when the
+    checkout changed)."""
     venv = ROOT / ".venv-matrix" / release
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     stamp = venv / ".harness-stamp"
@@ -103,14 +126,20 @@ def build(release: str) -> Path:
     wheels.mkdir(parents=True)
     # Delta's Python API exists for the lines Delta's jars are built for (delta-spark 4.4: PySpark <= 4.2.0).
     extras = "delta" if ".".join(release.split(".")[:2]) in DELTA_FOR_LINE else ""
-    make_venv(venv, wheels, (f"pyspark=={release}",), clean_environ(), extras)
+    # The release first, the wheel after it, as a team adds the harness to a project that pins its Spark: the
+    # wheel's install must keep it (checked here; set-up would refuse or take another release otherwise).
+    make_venv(venv, wheels, (), clean_environ(), extras, first=(f"pyspark=={release}",))
+    kept = subprocess.run([str(venv / "bin" / "python"), "-c", "import pyspark; print(pyspark.__version__)"],
+                          capture_output=True, text=True, env=clean_environ())  # fmt: skip
+    if kept.stdout.strip() != release:
+        raise SystemExit(f"matrix: installing the wheel replaced PySpark {release} with {kept.stdout.strip()!r}")
     stamp.write_text(head)
     return venv
 
 
 def verdict_of(output: str) -> str:
     lines = [line for line in output.splitlines() if VERDICT.match(line)]
-    return lines[0][:160] if lines else (output.strip().splitlines() or ["(no output)"])[-1][:160]
+    return lines[0][:400] if lines else (output.strip().splitlines() or ["(no output)"])[-1][:400]
 
 
 def _line(release: str) -> tuple[int, int]:
@@ -118,31 +147,51 @@ def _line(release: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+#: A finding's campaign options that only size it; any other (a trigger, a nemesis) is a condition of the bug.
+_SIZING = {"--examples", "--seed"}
+
+
+def finding_for(cell: Cell, release: str) -> str | None:
+    """The id of the bug the findings catalogue lists on ``release`` for this cell's pipeline (its scenario, or
+    a twin in the same library module) under this cell's conditions: every trigger or nemesis the finding's
+    campaign needs is in the cell's command too."""
+    findings = tomllib.loads((ROOT / "docs" / "findings.toml").read_text())["finding"]
+    pairs = set(zip(cell.argv, cell.argv[1:], strict=False))
+    for entry in findings:
+        ours = (entry["scenario"], f"scenarios.library.{entry['scenario']}:")
+        if not (cell.argv[1] == ours[0] or cell.argv[1].startswith(ours[1])) or entry["affected"]["pyspark"] != release:
+            continue
+        options = entry["campaign"]
+        needs = {(o, v) for o, v in zip(options[::2], options[1::2], strict=False) if o not in _SIZING}
+        if needs <= pairs:
+            return str(entry["id"])
+    return None
+
+
 def expected(cell: Cell, release: str, unserved: set[str]) -> int:
     """``cell.expect``; 2 where it needs a jar set of ``unserved``; 1 where the findings catalogue lists a bug
-    this cell's scenario hits on ``release``."""
+    this cell's pipeline hits on ``release``."""
     if set(cell.needs) & unserved or (cell.since and _line(release) < _line(cell.since)):
         return 2
-    findings = tomllib.loads((ROOT / "docs" / "findings.toml").read_text())["finding"]
-    for entry in findings:
-        if entry["scenario"] == cell.argv[1] and entry["affected"]["pyspark"] == release:
-            return 1
-    return cell.expect
+    return 1 if finding_for(cell, release) else cell.expect
 
 
-def measure(release: str, scratch: Path) -> list[tuple[str, str, bool, float]]:
-    venv = build(release)
-    harness = str(venv / "bin" / "harness")
-    env = clean_env() | {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+def harness_env(venv: Path) -> dict[str, str]:
+    """The environment ``venv``'s ``harness`` runs in: the checkout's settings left out, its ``bin`` first."""
+    return clean_env() | {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+
+
+def run_cells(
+    release: str, venv: Path, cells: Sequence[Cell], scratch: Path, env: Mapping[str, str], unserved: set[str]
+) -> list[Measured]:
+    """Each of ``cells`` run with ``venv``'s ``harness`` from ``scratch``: its row, and whether its exit code (and,
+    for a refusal, its one line naming what is missing) is the one :func:`expected` says."""
+    rows: list[Measured] = []
     scratch.mkdir(parents=True, exist_ok=True)
-    setup = subprocess.run([harness, "setup"], cwd=scratch, env=env, capture_output=True, text=True)
-    unserved = set(UNSERVED.findall(setup.stderr))
-    last = setup.stderr.strip().splitlines()[-1][:120]
-    said = f"; unserved: {', '.join(sorted(unserved))}" if unserved else ""
-    rows = [("set-up", f"exit {setup.returncode}: {last}{said}", setup.returncode == 0, 0.0)]
-    for cell in CELLS:
+    for cell in cells:
         t0 = time.monotonic()
-        done = subprocess.run([harness, *cell.argv], cwd=scratch, env=env, capture_output=True, text=True)
+        done = subprocess.run([str(venv / "bin" / "harness"), *cell.argv], cwd=scratch, env=dict(env),
+                              capture_output=True, text=True)  # fmt: skip
         ok = done.returncode == expected(cell, release, unserved)
         if ok and done.returncode == 2:  # a refusal: one line, naming the unserved jar set where that is why
             lines = [line for line in done.stderr.splitlines() if line.startswith("harness: ")]
@@ -151,6 +200,21 @@ def measure(release: str, scratch: Path) -> list[tuple[str, str, bool, float]]:
         rows.append((cell.name, f"exit {done.returncode}: {verdict_of(done.stdout + done.stderr)}", ok,
                      time.monotonic() - t0))  # fmt: skip
         print(f"matrix: {release} {cell.name}: {rows[-1][1]}", file=sys.stderr)
+    return rows
+
+
+def measure(release: str, scratch: Path) -> list[Measured]:
+    """Set-up, every cell and the unit tier on ``release``."""
+    venv = build(release)
+    env = harness_env(venv)
+    scratch.mkdir(parents=True, exist_ok=True)
+    setup = subprocess.run([str(venv / "bin" / "harness"), "setup"], cwd=scratch, env=env, capture_output=True,
+                           text=True)  # fmt: skip
+    unserved = set(UNSERVED.findall(setup.stderr))
+    last = setup.stderr.strip().splitlines()[-1][:120]
+    said = f"; unserved: {', '.join(sorted(unserved))}" if unserved else ""
+    rows: list[Measured] = [("set-up", f"exit {setup.returncode}: {last}{said}", setup.returncode == 0, 0.0)]
+    rows += run_cells(release, venv, CELLS, scratch, env, unserved)
     t0 = time.monotonic()
     unit = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "-m", "unit", "-q", "-p", "no:cacheprovider",
                            "-n", "2"], cwd=ROOT, env=env, capture_output=True, text=True)  # fmt: skip
@@ -159,26 +223,45 @@ def measure(release: str, scratch: Path) -> list[tuple[str, str, bool, float]]:
     return rows
 
 
-def main() -> int:
-    releases = os.environ.get("HARNESS_MATRIX", "4.0.5 4.1.4 4.2.0 4.3.0").split()
+def write_readme(releases: Sequence[str], results: Mapping[str, Sequence[Measured]], stamp: str) -> None:
+    """The README's block, each cell whose failure is a catalogued bug linked to its finding."""
+    notes = {}
+    for cell in CELLS:
+        for release in releases:
+            if found := finding_for(cell, release):
+                notes[(release, cell.name)] = f"a reported bug: [{found}](docs/findings.md#{found})"
+    readme = ROOT / "README.md"
+    readme.write_text(replace_block(readme.read_text(), readme_block(releases, results, stamp, notes)))
+    print("matrix: README.md's support matrix rewritten", file=sys.stderr)
+
+
+def main(argv: Sequence[str]) -> int:
+    if list(argv) == ["--readme"]:  # the README's block again from the last full table: nothing is measured
+        stamp, columns, measured = parse_full(OUT.read_text())
+        write_readme(columns, measured, stamp)
+        return 0
+    if argv:
+        print("usage: bin/test-matrix [--readme]  (HARNESS_MATRIX='4.1.4 4.3.0' picks releases)", file=sys.stderr)
+        return 2
+    releases = tuple(os.environ.get("HARNESS_MATRIX", " ".join(RELEASES)).split())
+    t0 = time.monotonic()
     results = {r: measure(r, ROOT / ".harness" / "matrix-runs" / r) for r in releases}
-    names = [name for name, *_ in next(iter(results.values()))]
-    lines = ["| cell | " + " | ".join(f"PySpark {r}" for r in releases) + " |",
-             "|---|" + "---|" * len(releases)]  # fmt: skip
-    for i, name in enumerate(names):
-        cells = []
-        for r in releases:
-            _, text, ok, secs = results[r][i]
-            took = f" ({secs:.0f} s)" if secs else ""
-            cells.append(f"{'' if ok else 'UNEXPECTED: '}{text.replace('|', '/')}{took}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
+    minutes = (time.monotonic() - t0) / 60
+    stamp = (f"Measured by `bin/test-matrix` on {date.today().isoformat()} ({os.cpu_count()} cores, "
+             f"{minutes:.0f} min for the {len(releases)} releases, each in a fresh environment with this "
+             "project's wheel); commands: `tests/matrix.py`; verdict lines: `.harness/matrix.md`.")  # fmt: skip
+    table = full(releases, results)
     OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(table + "\n")
+    OUT.write_text(f"{stamp}\n\n{table}\n")
     print(table)
     print(f"matrix: written to {OUT}", file=sys.stderr)
+    if releases == RELEASES:
+        write_readme(releases, results, stamp)
+    else:
+        print(f"matrix: README.md left as it was (it shows {' '.join(RELEASES)}, not {' '.join(releases)})",
+              file=sys.stderr)  # fmt: skip
     return 0 if all(ok for rows in results.values() for _, _, ok, _ in rows) else 1
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

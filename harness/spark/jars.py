@@ -172,20 +172,33 @@ def python_api_problem(name: str) -> str | None:
     return None
 
 
-def problem(name: str, *, root: Path | None = None) -> str | None:
-    """Why set ``name`` cannot be used here (one line naming the release and what to run), or ``None``."""
+def unserved_problem(name: str, *, root: Path | None = None) -> str | None:
+    """Why set ``name`` cannot be had at all for the installed release (no build of it, or the registries serve
+    none: set-up recorded it), in one line; ``None`` when it can (whether it is cached or not)."""
     release = current()
     try:
         coords = coordinates(name, release)
     except Unserved as exc:
         return f"jar set {name!r} cannot be had for PySpark {release.spark}: {exc}"
+    directory = set_dir(name, release, root=root)
+    if not coords or is_complete(directory, coords):
+        return None
+    if (why := unserved_reason(directory, coords)) is not None:
+        return f"jar set {name!r} cannot be had for PySpark {release.spark}: {why}"
+    return None
+
+
+def problem(name: str, *, root: Path | None = None) -> str | None:
+    """Why set ``name`` cannot be used here (one line naming the release and what to run), or ``None``."""
+    if (unserved := unserved_problem(name, root=root)) is not None:
+        return unserved
+    release = current()
+    coords = coordinates(name, release)
     if not coords:
         return None
     directory = set_dir(name, release, root=root)
     if is_complete(directory, coords):
         return None
-    if (why := unserved_reason(directory, coords)) is not None:
-        return f"jar set {name!r} cannot be had for PySpark {release.spark}: {why}"
     extra = ("--packages", ",".join(coords)) if name == PACKAGES else ()
     what = f"packages {', '.join(coords)}" if name == PACKAGES else f"jar set {name!r} ({', '.join(coords)})"
     return f"{what} for PySpark {release.spark}, not in the cache {directory}; run `{setup_command(*extra)}`"

@@ -34,7 +34,7 @@ def scenario_problem(scenario: Any, bootstrap: str | None = None) -> str | None:
     the team's packages (``HARNESS_PACKAGES``) and every jar set the scenario names (``Scenario.jars``) are in
     the cache for the installed PySpark, with its Python side (Delta's: the ``delta`` extra); for a Kafka
     scenario the connector's jars, and the broker's jars or the ``bootstrap`` broker answering."""
-    from harness.spark.jars import PACKAGES, problem, python_api_problem, user_packages
+    from harness.spark.jars import PACKAGES, problem, python_api_problem, unserved_problem, user_packages
     from scenarios.base import ResourceUnavailable
 
     try:
@@ -43,7 +43,8 @@ def scenario_problem(scenario: Any, bootstrap: str | None = None) -> str | None:
     except ValueError as exc:  # a malformed coordinate in HARNESS_PACKAGES
         return f"HARNESS_PACKAGES: {exc}"
     for jar_set in scenario.jars:
-        if reason := python_api_problem(jar_set) or problem(jar_set):
+        # A release no build serves is the first thing to say: installing the Python side would not help there.
+        if reason := unserved_problem(jar_set) or python_api_problem(jar_set) or problem(jar_set):
             return f"scenario {scenario.name} cannot run here: {reason}"
     if not uses_kafka(scenario):
         return None if bootstrap is None else f"--kafka {bootstrap}: scenario {scenario.name} does not use Kafka"

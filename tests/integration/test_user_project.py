@@ -1,11 +1,13 @@
 """The harness as a dependency of another project, the way a team installs it: nothing of this repository
 but its wheel.
 
-The wheel is built from this checkout and installed into a fresh virtual environment outside it; ``harness
-setup`` runs there with no ``mvn`` on ``PATH``, into a cache of its own (Ivy's download cache shared with the
-user's, so the jars are resolved, not copied, without downloading them again); then, from a project
-directory holding only ``examples/user_project`` (a Kafka -> Delta pipeline whose ``foreachBatch`` MERGE is
-not wrapped by hand, and its chaos test) and the README's pytest example, ``pytest`` passes and ``harness run
+The wheel is built from this checkout and installed into a fresh virtual environment outside it that holds the
+oldest PySpark the harness supports already (the project's own pin, which the wheel must keep: this is the
+default suite's smoke of that release; ``bin/test-matrix`` measures every release); ``harness setup`` runs
+there with no ``mvn`` on ``PATH``, into a cache of its own (Ivy's download cache shared with the user's, so
+the jars are resolved, not copied, without downloading them again); then, from a project directory holding
+only ``examples/user_project`` (a Kafka -> Delta pipeline whose ``foreachBatch`` MERGE is not wrapped by
+hand, and its chaos test) and the README's pytest example, ``pytest`` passes and ``harness run
 <module>:<ATTR> --kills 2`` holds.
 """
 
@@ -19,6 +21,7 @@ import pytest
 from harness.spark.cds import CDS_ENV
 from tests.ci_skips import missing
 from tests.integration.userenv import install_wheel, remove_heavy_parts, run
+from tests.matrix import RELEASES
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,8 +44,11 @@ def test_a_project_installs_the_wheel_sets_up_without_maven_and_tests_a_kafka_de
 
 
 def _install_set_up_and_test(tmp_path: Path) -> None:
-    user = install_wheel(tmp_path)
+    oldest = RELEASES[0]
+    user = install_wheel(tmp_path, first=(f"pyspark=={oldest}",))
     venv, env, project = user.venv, user.env, tmp_path / "project"
+    kept = run([str(venv / "bin" / "python"), "-c", "import pyspark; print(pyspark.__version__)"], tmp_path, env, 60)
+    assert kept.stdout.strip() == oldest, kept.stdout + kept.stderr  # the project's PySpark, not another
     # No class-data archive: its build (~50 s; every clean set-up of this checkout builds one, bin/_venv.sh)
     # costs this test more than the few drivers it starts save. Set-up says so and builds none.
     env = {**env, CDS_ENV: "0"}

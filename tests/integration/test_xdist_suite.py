@@ -5,7 +5,12 @@ chaos test of a known-broken pipeline (``foreachBatch`` append without batch-id 
 a correct source (JSON lines) and of a broken one (overlapping partitions). Each worker is its own process with
 its own SparkSession, driver pools and temp directories; the outcomes must be those of a serial run, each
 failure's section must name its seed and rerun command, the kit's checks must run once per class however the
-tests are spread over the workers, and no JVM or Python worker may outlive the run."""
+tests are spread over the workers, and no JVM or Python worker may outlive the run.
+
+The run is the default suite's smoke of the newest PySpark the harness supports: it happens in a fresh
+environment holding that release and this checkout's wheel (``tests/matrix.py``, as ``bin/test-matrix`` builds
+it), so a file sink holding under kills, a broken sink caught and a source's checks are all measured there
+(the oldest release's smoke is ``test_user_project``)."""
 
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import pytest
 
 from harness.engine.commandline import harness_prefix, shell_line
 from harness.spark.procs import TOKEN_PREFIX_ENV
+from tests.matrix import RELEASES, build
 
 pytest_plugins = ["pytester"]
 
@@ -103,10 +109,16 @@ def test_chaos_and_kit_tests_under_xdist(pytester: pytest.Pytester, monkeypatch:
     monkeypatch.setenv(name, value)
     monkeypatch.setenv(TOKEN_PREFIX_ENV, f"xdist-{value[:8]}-")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    newest = RELEASES[-1]
+    python = str(build(newest) / "bin" / "python")
+    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV", "SPARK_HOME"):
+        monkeypatch.delenv(name, raising=False)  # this environment's Python would serve the other release
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(python).parent), os.environ["PATH"]]))
     pytester.makepyfile(test_user=USER_TESTS)
     # The passing chaos test runs one example (CI time): its worker usually also gets the broken source's
     # end-to-end run (~30 s), the other the failing chaos test's two (xdist's scheduling decides).
-    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "-rfEs", timeout=900)
+    result = pytester.run(python, "-m", "pytest", f"--basetemp={pytester.path / 'basetemp'}", "-n", "2",
+                          "-p", "no:cacheprovider", "-rfEs", timeout=900)  # fmt: skip
     out = result.stdout.str()
     outcomes = result.parseoutcomes()
 
@@ -120,7 +132,7 @@ def test_chaos_and_kit_tests_under_xdist(pytester: pytest.Pytester, monkeypatch:
     naive = out[out.index("_ test_my_append_sink _") :]
     assert "violation found and shrunk" in naive and "seed=1" in naive, naive[:3000]
     assert "df1 = the oracle's rows" in naive  # the duplicated rows, side by side (chispa)
-    assert f"replay: {shell_line(harness_prefix(cwd=pytester.path))} replay " in naive
+    assert f"replay: {shell_line(harness_prefix(cwd=pytester.path, argv0='', executable=python))} replay " in naive
     assert out.count("_ test_my_append_sink _") == 1
     for check in BROKEN_SOURCE_FAILS:
         section = out[out.index(f"_ TestOverlappingSource.test_check[{check}] _") :]
@@ -140,6 +152,7 @@ def test_chaos_and_kit_tests_under_xdist(pytester: pytest.Pytester, monkeypatch:
     assert len(work) == 1, work
 
     assert _processes_with(marker) == [], "a JVM, driver or Python worker of the run outlived it"
+    assert f"\nharness: PySpark {newest}\n" in out, out[:2000]  # the release the run was on (the plugin's header)
     probe = subprocess.Popen(["sleep", "60"])  # the probe sees a process that carries the marker
     try:
         deadline = time.monotonic() + 10  # a clean-clone CI run once found the fresh probe missing at first

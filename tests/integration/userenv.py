@@ -67,10 +67,16 @@ def clean_environ() -> dict[str, str]:
 
 
 def make_venv(
-    venv: Path, wheels: Path, requirements: tuple[str, ...], env: dict[str, str], extras: str = "delta"
+    venv: Path,
+    wheels: Path,
+    requirements: tuple[str, ...],
+    env: dict[str, str],
+    extras: str = "delta",
+    first: tuple[str, ...] = (),
 ) -> None:
     """Build this checkout's wheel into ``wheels`` and install it (with ``extras``, comma-separated; ``""``:
-    none) and ``requirements`` into a new ``venv``."""
+    none) and ``requirements`` into a new ``venv``; ``first`` is installed before the wheel, on its own, as a
+    project's own dependencies are (the wheel must keep them)."""
     python = getattr(sys, "_base_executable", None) or sys.executable
     build = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
                 wheels.parent, env, 600)  # fmt: skip
@@ -78,20 +84,22 @@ def make_venv(
     wheel = next(wheels.glob("spark_exactly_once_harness-*.whl"))
     assert run([python, "-m", "venv", str(venv)], wheels.parent, env, 300).returncode == 0
     target = f"{wheel}[{extras}]" if extras else str(wheel)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile"]
+    if first:
+        assert run([*pip, *first], wheels.parent, env, 1200).returncode == 0
     # --no-compile, as uv installs by default: the modules a run imports are compiled as it imports them, and
     # byte-compiling all of pyspark, pandas and pyarrow cost this install 9 of its 45 s (measured).
-    install = run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                   "--no-compile", target, *requirements], wheels.parent, env, 1200)  # fmt: skip
+    install = run([*pip, target, *requirements], wheels.parent, env, 1200)
     assert install.returncode == 0
 
 
-def install_wheel(tmp_path: Path, *requirements: str, extras: str = "delta") -> UserEnv:
+def install_wheel(tmp_path: Path, *requirements: str, extras: str = "delta", first: tuple[str, ...] = ()) -> UserEnv:
     """Build this checkout's wheel and install it, with ``extras`` (Delta's Python API by default) and
-    ``requirements`` (``pyspark==4.1.4``, say), into a fresh venv under ``tmp_path``; set-up's cache is
-    ``tmp_path/cache``."""
+    ``requirements`` (``pyspark==4.1.4``, say), into a fresh venv under ``tmp_path`` that holds ``first``
+    already; set-up's cache is ``tmp_path/cache``."""
     clean = clean_environ()
     venv, cache = tmp_path / "venv", tmp_path / "cache"
-    make_venv(venv, tmp_path / "wheels", requirements, clean, extras)
+    make_venv(venv, tmp_path / "wheels", requirements, clean, extras, first)
     env = dict(clean)
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{path_without_mvn(tmp_path / 'shims')}", HARNESS_CACHE_DIR=str(cache))
     cache.mkdir()

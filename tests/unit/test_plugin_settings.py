@@ -67,3 +67,20 @@ def test_a_bad_ini_value_stops_the_session_naming_it(project: pytest.Pytester) -
     result = project.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == 4  # usage error
     assert "harness_spark_confs: 'no-equals-sign' is not key=value" in result.stderr.str()
+
+
+def test_the_header_names_the_pyspark_release_and_flags_one_outside_the_range(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata as metadata
+
+    from harness.pytest_plugin import pytest_report_header
+
+    installed = metadata.version("pyspark")
+    assert pytest_report_header(None) == f"harness: PySpark {installed}"  # type: ignore[arg-type]
+    monkeypatch.setattr(metadata, "version", lambda name: "3.5.9")
+    assert pytest_report_header(None) == "harness: PySpark 3.5.9, outside pyspark>=4.0,<4.4"  # type: ignore[arg-type]
+
+    def absent(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", absent)
+    assert pytest_report_header(None) == "harness: no pyspark package installed"  # type: ignore[arg-type]

@@ -1,0 +1,68 @@
+"""The support matrix's tables (tests/matrix_table.py), and the README's matrix being the one ``bin/test-matrix``
+writes for today's cells and releases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.matrix import CELLS, RELEASES
+from tests.matrix_table import END, START, full, parse_block, parse_full, readme_block, replace_block, short
+
+pytestmark = pytest.mark.unit
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_a_cell_says_held_caught_failed_or_refused_and_flags_the_unexpected() -> None:
+    held = "exit 0: exactly-once held (scenario=file_sink_stateless, seed=1, 5 batches)"
+    assert short(held, True, 17.2) == "held, 17 s"
+    caught = "exit 1: exactly-once violated: 53 duplicate (scenario=foreachbatch_append_naive, seed=1)"
+    assert short(caught, True, 20) == "caught: 53 duplicate, 20 s"
+    failed = "exit 1: recovery failed: java.lang.NullPointerException in KafkaMicroBatchStream (scenario=x)"
+    assert short(failed, True, 9).startswith("recovery failed: java.lang.NullPointerException")
+    real = "exit 1: recovery failed (scenario=kafka_file_sink, seed=1): restarted from its checkpoint after fault #14"
+    assert short(real, True, 9) == "recovery failed: restarted from its checkpoint after fault #14, 9 s"
+    refused = "exit 2: harness: scenario kafka_file_sink cannot run here: spark-sql-kafka-0-10_2.13:4.3.0 is not served"
+    assert short(refused, True, 1) == (
+        "refused: scenario kafka_file_sink cannot run here: spark-sql-kafka-0-10_2.13:4.3.0 is not served"
+    )
+    path = "exit 2: harness: source '/work/main/examples/connectors/jsonl_source.py:JsonlSource': cannot import it"
+    assert short(path, True, 1) == "refused: source 'jsonl_source.py:JsonlSource': cannot import it"
+    conforms = "exit 0: source conforms (11 pass, 2 skip; examples.connectors.jsonl_source:JsonlSource)"
+    assert short(conforms, True, 20) == "source conforms (11 pass, 2 skip), 20 s"
+    assert short(held, False, 17).startswith("UNEXPECTED (held")  # a hold where a catch was due is flagged
+    assert short("exit 0: a | b", True, 0) == "a / b"  # a pipe would split the table's row
+
+
+def test_the_block_is_replaced_in_place_and_reads_back() -> None:
+    results = {
+        "4.0.5": [("set-up", "exit 0: ok", True, 0.0), ("kills", "exit 0: exactly-once held (scenario=a)", True, 3)],
+        "4.3.0": [("set-up", "exit 0: ok", True, 0.0), ("kills", "exit 2: harness: no", True, 1)],
+    }
+    block = readme_block(("4.0.5", "4.3.0"), results, "Measured today.", {("4.0.5", "kills"): "a reported bug: x"})
+    readme = f"# t\n\nbefore\n\n{START}\nold\n{END}\n\nafter\n"
+    new = replace_block(readme, block)
+    assert new.startswith("# t\n\nbefore\n\n") and new.endswith("\n\nafter\n") and "old" not in new
+    assert "| kills | held, 3 s; a reported bug: x | refused: no |" in new
+    assert parse_block(new) == (["4.0.5", "4.3.0"], ["set-up", "kills"])
+    with pytest.raises(ValueError, match="no support matrix block"):
+        replace_block("# t\n", block)
+
+
+def test_the_full_table_reads_back_as_it_was_measured() -> None:
+    results = {
+        "4.1.4": [("set-up", "exit 0: done", True, 0.0), ("kafka", "exit 1: recovery failed: NPE (x)", True, 12.0)],
+        "4.3.0": [("set-up", "exit 0: done", True, 0.0), ("kafka", "exit 0: exactly-once held (s=1)", False, 7.0)],
+    }
+    text = f"Measured today.\n\n{full(('4.1.4', '4.3.0'), results)}\n"
+    assert parse_full(text) == ("Measured today.", ["4.1.4", "4.3.0"], results)
+    with pytest.raises(ValueError, match="run bin/test-matrix"):
+        parse_full("nothing\n")
+
+
+def test_the_readmes_matrix_has_every_cell_on_every_release_bin_test_matrix_measures() -> None:
+    releases, rows = parse_block(README.read_text())
+    stale = "README's support matrix is not today's cells and releases: run bin/test-matrix"
+    assert releases == list(RELEASES), stale
+    assert rows == ["set-up", *(cell.name for cell in CELLS), "unit tier"], stale
