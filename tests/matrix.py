@@ -1,13 +1,16 @@
 """The support matrix, measured: ``bin/test-matrix`` runs this with the project's interpreter.
 
-For each PySpark release (``HARNESS_MATRIX``, default ``4.0.5 4.1.4 4.2.0 4.3.0``) it builds ``.venv-matrix/<release>``
-once: a fresh environment with this checkout's wheel (with Delta's Python API where delta-spark supports the
-release) and ``pyspark==<release>``, nothing else of the checkout (as a team installs it). There it runs ``harness
-setup`` and one command per cell, from a scratch directory, and records the verdict line and exit code; then the
-unit tier with that interpreter. The table goes to stdout and ``.harness/matrix.md``; the exit code is 1 when a
-cell's exit code is not the one expected for that release: a reported bug the findings catalogue lists counts as
-expected on its affected release, and a cell needing a jar set that ``harness setup`` found unserved for the
-release must be refused (exit 2) in one line naming it.
+For each PySpark release (``HARNESS_MATRIX``, default :data:`RELEASES`) it builds ``.venv-matrix/<release>``
+once per commit: a fresh environment holding ``pyspark==<release>`` first, then this checkout's wheel (with
+Delta's Python API where delta-spark supports the release), nothing else of the checkout, as a team adds the
+harness to a project that pins its Spark; the build fails if pip replaced the release. There it runs ``harness
+setup`` and one command per cell, from a scratch directory, and records the verdict line and exit code; then
+the unit tier with that interpreter. The table goes to stdout and ``.harness/matrix.md``; on the default
+releases the README's matrix is written too (``--readme``: again from ``.harness/matrix.md``). The exit code
+is 1 when a cell's exit code is not the one expected for that release: a reported bug the findings catalogue
+lists counts as expected on its affected release where the cell's command has its campaign's trigger and
+nemesis, and a cell needing a jar set that ``harness setup`` found unserved for the release must be refused
+(exit 2) in one line naming it.
 """
 
 from __future__ import annotations
@@ -162,7 +165,9 @@ def finding_for(cell: Cell, release: str) -> str | None:
         if not (cell.argv[1] == ours[0] or cell.argv[1].startswith(ours[1])) or entry["affected"]["pyspark"] != release:
             continue
         options = entry["campaign"]
-        needs = {(o, v) for o, v in zip(options[::2], options[1::2], strict=False) if o not in _SIZING}
+        # Every campaign option of the catalogue takes a value (a flag would shift the pairs).
+        assert len(options) % 2 == 0 and all(o.startswith("--") for o in options[::2]), entry["id"]
+        needs = {(o, v) for o, v in zip(options[::2], options[1::2], strict=True) if o not in _SIZING}
         if needs <= pairs:
             return str(entry["id"])
     return None
@@ -223,6 +228,18 @@ def measure(release: str, scratch: Path) -> list[Measured]:
     return rows
 
 
+def measure_or_say(release: str, scratch: Path) -> list[Measured]:
+    """:func:`measure`, or, when the release's environment cannot be built, every row failed saying why: the
+    other releases' measurements are kept."""
+    try:
+        return measure(release, scratch)
+    except (SystemExit, AssertionError, OSError, subprocess.SubprocessError) as exc:
+        why = f"exit 2: the environment could not be built: {exc or type(exc).__name__}"
+        print(f"matrix: {release}: {why}", file=sys.stderr)
+        names = ["set-up", *(cell.name for cell in CELLS), "unit tier"]
+        return [(name, why, False, 0.0) for name in names]
+
+
 def write_readme(releases: Sequence[str], results: Mapping[str, Sequence[Measured]], stamp: str) -> None:
     """The README's block, each cell whose failure is a catalogued bug linked to its finding."""
     notes = {}
@@ -237,7 +254,15 @@ def write_readme(releases: Sequence[str], results: Mapping[str, Sequence[Measure
 
 def main(argv: Sequence[str]) -> int:
     if list(argv) == ["--readme"]:  # the README's block again from the last full table: nothing is measured
-        stamp, columns, measured = parse_full(OUT.read_text())
+        try:
+            stamp, columns, measured = parse_full(OUT.read_text())
+        except (OSError, ValueError) as exc:
+            print(f"matrix: cannot read {OUT}: {exc}; run bin/test-matrix", file=sys.stderr)
+            return 2
+        if columns != list(RELEASES):
+            print(f"matrix: {OUT} measured {' '.join(columns)}, the README shows {' '.join(RELEASES)}: run "
+                  "bin/test-matrix without HARNESS_MATRIX", file=sys.stderr)  # fmt: skip
+            return 2
         write_readme(columns, measured, stamp)
         return 0
     if argv:
@@ -245,11 +270,11 @@ def main(argv: Sequence[str]) -> int:
         return 2
     releases = tuple(os.environ.get("HARNESS_MATRIX", " ".join(RELEASES)).split())
     t0 = time.monotonic()
-    results = {r: measure(r, ROOT / ".harness" / "matrix-runs" / r) for r in releases}
+    results = {r: measure_or_say(r, ROOT / ".harness" / "matrix-runs" / r) for r in releases}
     minutes = (time.monotonic() - t0) / 60
     stamp = (f"Measured by `bin/test-matrix` on {date.today().isoformat()} ({os.cpu_count()} cores, "
              f"{minutes:.0f} min for the {len(releases)} releases, each in a fresh environment with this "
-             "project's wheel); commands: `tests/matrix.py`; verdict lines: `.harness/matrix.md`.")  # fmt: skip
+             "project's wheel); commands: `tests/matrix.py`; verdict lines: `.harness/matrix.md` (local).")  # fmt: skip
     table = full(releases, results)
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(f"{stamp}\n\n{table}\n")

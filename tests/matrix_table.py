@@ -17,11 +17,17 @@ END = "<!-- end of support matrix -->"
 
 _EXIT = re.compile(r"^exit (-?\d+): ?(.*)$", re.S)
 #: An absolute path's directories, dropped from a refusal: the release's reason is what the cell must show.
-_DIRS = re.compile(r"(?<![\w.])/(?:[^\s/:'\"]+/)+")
+_DIRS = re.compile(r"(?<![\w.:/])/(?:[^\s/:'\"]+/)+")
+#: A scenario refusal's subject (``scenario NAME cannot run here: ``): the row already names it.
+_SUBJECT = re.compile(r"^scenario \S+ cannot run here: ")
 #: A full table's cell: whether it was expected, its ``exit N: ...`` text and its seconds.
 _FULL_CELL = re.compile(r"^(UNEXPECTED: )?(.*?)(?: \((\d+) s\))?$", re.S)
 #: A verdict line's ``(scenario=..., seed=N)`` or a check report's ``; module:Class``: the row says which subject.
 _SCENARIO = re.compile(r" \(scenario=[^)]*\)|; [\w.]+:\w+(?=\))")
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def short(text: str, ok: bool, seconds: float) -> str:
@@ -31,15 +37,16 @@ def short(text: str, ok: bool, seconds: float) -> str:
     said = _SCENARIO.sub("", said.replace("|", "/").removeprefix("harness: "))
     took = f", {seconds:.0f} s" if seconds else ""
     if code == 0:
-        word = "held" if said.startswith("exactly-once held") or not said else said[:110]
+        word = "held" if said.startswith("exactly-once held") or not said else _cut(said, 110)
         out = f"{word}{took}"
     elif code == 1:
         verdict, _, detail = said.partition(": ")
-        out = f"{'caught' if verdict == 'exactly-once violated' else verdict}: {detail[:70]}{took}"
+        verdict = "caught" if verdict == "exactly-once violated" else verdict
+        out = f"{verdict}: {_cut(detail, 100)}{took}" if detail else f"{_cut(verdict, 100)}{took}"
     elif code == 2:
-        out = f"refused: {_DIRS.sub('', said)[:160]}"
+        out = f"refused: {_cut(_DIRS.sub('', _SUBJECT.sub('', said)), 200)}"
     else:
-        out = f"exit {code}: {said[:80]}"
+        out = f"exit {code}: {_cut(said, 100)}"
     return out if ok else f"UNEXPECTED ({out})"
 
 

@@ -2,10 +2,10 @@
 
 A command is a name, a help line, where its argument builder and its handler live (``module:function``,
 imported when the parser is built or the command runs, not when :mod:`harness.cli.main` is imported) and
-what it needs of the machine: whether it starts Spark (a PySpark outside the supported range is
-refused first) and whether its runs put Spark's files under a directory (checked for characters Spark's
-paths cannot hold before any work). :func:`register` adds one; the order of registration is the order of
-``--help``.
+what it needs of the machine: whether it needs PySpark 4 (``starts_spark``: it starts Spark or loads the
+scenario library; a PySpark outside the supported range is refused first) and whether its runs put Spark's
+files under a directory (checked for characters Spark's paths cannot hold before any work). :func:`register`
+adds one; the order of registration is the order of ``--help``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ def _load(ref: str) -> Callable[..., Any]:
 class Command:
     """One command. ``add_arguments`` and ``handler`` are ``module:function`` references: ``function(parser)``
     adds the command's options, ``function(args) -> int`` runs it and returns the exit code (0 held, 1 a
-    violation, 2 no verdict). ``starts_spark``: refused on a PySpark outside the supported range;
+    violation, 2 no verdict). ``starts_spark``: it starts Spark or loads what needs PySpark 4 (the scenario
+    library): refused on a PySpark outside the supported range;
     ``spark_dirs``: its default run directories go under the temporary directory, which must suit Spark."""
 
     name: str

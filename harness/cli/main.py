@@ -31,8 +31,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _outside_range(argv: Sequence[str]) -> tuple[str | None, str | None]:
     """Why the installed PySpark is outside the supported range (None inside it), and the one command that
-    may still run there: one that starts no Spark (the checkpoint reader, the listings). Decided before any
-    parser is built, since the options of the others import modules an older PySpark lacks."""
+    may still run there: one that needs nothing of PySpark 4 (``starts_spark`` false: the checkpoint reader,
+    the merge of shard results). Decided before any parser is built, since the options of the others import
+    modules an older PySpark lacks; the release is read from pyspark's metadata, nothing of it imported."""
     from harness.spark.releases import unsupported
 
     outside = unsupported()

@@ -123,20 +123,32 @@ def pyspark_jars_dir() -> Path:
 
 
 def pyspark_version() -> str:
-    import pyspark
+    """The installed PySpark's version, from its package's metadata (nothing of pyspark is imported: a
+    command that refuses the release must not pay for it); a build without metadata is asked directly."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return str(pyspark.__version__)
+    try:
+        return version("pyspark")
+    except PackageNotFoundError:
+        import pyspark
+
+        return str(pyspark.__version__)
 
 
 #: The PySpark releases the harness runs on, as pyproject.toml's dependency says (a test checks they agree):
-#: measured on 4.0.5, 4.1.4, 4.2.0 and 4.3.0 (docs/your-project.md, "Your Spark").
+#: measured on 4.0.5, 4.1.4, 4.2.0 and 4.3.0 (README.md, "Your Spark", written by bin/test-matrix).
 SUPPORTED = "pyspark>=4.0,<4.4"
 _SUPPORTED_LINES = ((4, 0), (4, 4))
 
 
 def unsupported(version: str | None = None) -> str | None:
     """Why the installed PySpark (or ``version``) is outside :data:`SUPPORTED`, in one line; ``None`` inside."""
-    found = version or pyspark_version()
+    try:
+        found = version or pyspark_version()
+    except ImportError:
+        return (
+            f"no PySpark is installed; install one inside {SUPPORTED} beside the harness (pip install 'pyspark==4.2.0')"
+        )
     try:
         line = tuple(int(part) for part in found.split(".")[:2])
     except ValueError:
@@ -145,7 +157,7 @@ def unsupported(version: str | None = None) -> str | None:
         return None
     return (
         f"PySpark {found} is outside the range the harness supports ({SUPPORTED}); install one inside it beside "
-        "the harness (pip install 'pyspark==4.2.0'), or see docs/your-project.md for what each release measured"
+        "the harness (pip install 'pyspark==4.2.0'); what each release measured: the README's \"Your Spark\""
     )
 
 

@@ -1,5 +1,5 @@
-"""The README is a short front page; every docs page is reachable from its table; links resolve; and every
-Spark-free command the README and ``docs/`` mark runnable runs as shown (``tests/doc_commands.py``;
+"""The README is a short front page; every docs page is reachable from its Documentation section; links
+resolve; and every Spark-free command the README and ``docs/`` mark runnable runs as shown (``tests/doc_commands.py``;
 the commands that start Spark are in ``tests/integration/test_docs_commands.py``)."""
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ def test_readme_is_a_front_page_of_at_most_150_lines() -> None:
     assert len(README.read_text().splitlines()) <= 150
 
 
-def test_every_docs_page_is_in_the_readme_table_and_the_index() -> None:
+def test_every_docs_page_is_in_the_readmes_documentation_section_and_the_index() -> None:
     readme = README.read_text()
-    table = readme[readme.index("## Documentation") :]
-    linked = set(re.findall(r"\]\(docs/([^)#]+\.md)\)", table))
+    section = readme[readme.index("## Documentation") :]
+    linked = set(re.findall(r"\]\(docs/([^)#]+\.md)\)", section))
     index = set(re.findall(r"\]\(([^)#/]+\.md)\)", (ROOT / "docs" / "index.md").read_text()))
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
-    assert pages - linked == set(), "docs pages missing from the README's Documentation table"
+    assert pages - linked == set(), "docs pages missing from the README's Documentation section"
     assert pages - index == set(), "docs pages missing from docs/index.md"
 
 

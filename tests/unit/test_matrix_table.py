@@ -23,10 +23,16 @@ def test_a_cell_says_held_caught_failed_or_refused_and_flags_the_unexpected() ->
     assert short(failed, True, 9).startswith("recovery failed: java.lang.NullPointerException")
     real = "exit 1: recovery failed (scenario=kafka_file_sink, seed=1): restarted from its checkpoint after fault #14"
     assert short(real, True, 9) == "recovery failed: restarted from its checkpoint after fault #14, 9 s"
-    refused = "exit 2: harness: scenario kafka_file_sink cannot run here: spark-sql-kafka-0-10_2.13:4.3.0 is not served"
-    assert short(refused, True, 1) == (
-        "refused: scenario kafka_file_sink cannot run here: spark-sql-kafka-0-10_2.13:4.3.0 is not served"
+    refused = (
+        "exit 2: harness: scenario kafka_file_sink cannot run here: jar set 'kafka-connector' cannot be had for "
+        "PySpark 4.3.0: spark-sql-kafka-0-10_2.13:4.3.0 is not served by https://repo1.maven.org/maven2/ (log: /a/b.log)"  # noqa: E501
     )
+    assert short(refused, True, 1) == (
+        "refused: jar set 'kafka-connector' cannot be had for PySpark 4.3.0: spark-sql-kafka-0-10_2.13:4.3.0 is not "
+        "served by https://repo1.maven.org/maven2/ (log: b.log)"
+    )  # the subject and a path's directories go, a URL stays
+    assert short("exit 1: 3 failed, 1004 passed in 33.27s", True, 34) == "3 failed, 1004 passed in 33.27s, 34 s"
+    assert short("exit 0: " + "x" * 300, True, 0) == "x" * 109 + "…"
     path = "exit 2: harness: source '/work/main/examples/connectors/jsonl_source.py:JsonlSource': cannot import it"
     assert short(path, True, 1) == "refused: source 'jsonl_source.py:JsonlSource': cannot import it"
     conforms = "exit 0: source conforms (11 pass, 2 skip; examples.connectors.jsonl_source:JsonlSource)"
@@ -66,3 +72,22 @@ def test_the_readmes_matrix_has_every_cell_on_every_release_bin_test_matrix_meas
     stale = "README's support matrix is not today's cells and releases: run bin/test-matrix"
     assert releases == list(RELEASES), stale
     assert rows == ["set-up", *(cell.name for cell in CELLS), "unit tier"], stale
+
+
+def test_a_catalogued_bug_is_expected_only_on_its_release_and_under_its_conditions() -> None:
+    from tests.matrix import expected, finding_for
+
+    by_name = {cell.name: cell for cell in CELLS}
+    # SPARK-55271 needs nothing but a kill: the Kafka cell and its twin fail on 4.1.4 and are expected to.
+    assert finding_for(by_name["Kafka source"], "4.1.4") == "spark-55271"
+    assert finding_for(by_name["Kafka source, broken twin caught"], "4.1.4") == "spark-55271"
+    assert expected(by_name["Kafka source"], "4.1.4", set()) == 1
+    assert expected(by_name["Kafka source"], "4.2.0", set()) == 0
+    # SPARK-53560 (4.0.5) needs available-now jobs and a partition added; the fresh-checkpoint findings (4.2.0)
+    # a checkpoint reset: the plain cells of their pipelines must hold there.
+    assert finding_for(by_name["Kafka source"], "4.0.5") is None
+    assert finding_for(by_name["kills: file sink"], "4.2.0") is None
+    assert expected(by_name["kills: file sink"], "4.2.0", set()) == 0
+    # A jar set the registries do not serve, or a Python API newer than the release: a refusal.
+    assert expected(by_name["Kafka source"], "4.3.0", {"kafka-connector"}) == 2
+    assert expected(by_name["Python source checks"], "4.1.4", set()) == 2

@@ -257,3 +257,22 @@ def test_the_supported_range_is_pyprojects_and_a_release_outside_it_is_refused(
     assert main(["inspect", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert "outside the range" not in err and "does not exist" in err
+
+
+def test_a_release_no_delta_build_serves_is_named_before_the_missing_python_api(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    from scenarios import all_scenarios
+    from scenarios.kafka.preflight import scenario_problem
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "delta" else real(name, *a))
+    monkeypatch.setattr(releases, "pyspark_version", lambda: "4.3.0")
+    said = scenario_problem(all_scenarios()["foreachbatch_delta_merge"]) or ""
+    # Installing delta-spark would not help on 4.3 (no Delta build for it): that is what the line must say.
+    assert said.startswith("scenario foreachbatch_delta_merge cannot run here: jar set 'delta-spark' cannot be had")
+    assert "no Delta release is built for Spark 4.3" in said and "pip install" not in said
+    monkeypatch.setattr(releases, "pyspark_version", lambda: "4.2.0")  # a release Delta serves: the extra is named
+    assert "[delta]" in (scenario_problem(all_scenarios()["foreachbatch_delta_merge"]) or "")
