@@ -1,0 +1,53 @@
+"""docs/conformance.md's check tables are written from harness/conformance/checkdocs.py (harness/cli/checkref.py):
+every check the kit runs has its row, in the kit's order, and the page cannot drift from the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.cli.checkref import COMMAND, PAGE, main, render
+from harness.conformance.checkdocs import SINK_CHECKS, SOURCE_CHECKS
+from harness.conformance.sink.suite import SINK_CHECK_IDS
+from harness.conformance.source.suite import SOURCE_CHECK_IDS
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_committed_page_is_the_generated_one() -> None:
+    assert PAGE.read_text() == render(), f"{PAGE.name} differs from the code; regenerate it: {COMMAND}"
+    assert main(["--check"]) == 0
+
+
+def test_every_check_the_kit_runs_has_a_row_in_its_order() -> None:
+    assert [c.id for c in SOURCE_CHECKS] == list(SOURCE_CHECK_IDS)
+    assert [c.id for c in SINK_CHECKS] == list(SINK_CHECK_IDS)
+    assert all(c.clause for c in SOURCE_CHECKS) and not any(c.clause for c in SINK_CHECKS)
+    page = PAGE.read_text()
+    for check in (*SOURCE_CHECKS, *SINK_CHECKS):
+        assert len(re.findall(rf"^\| `{re.escape(check.id)}` \|", page, re.M)) == 1, check.id
+
+
+def test_check_fails_a_stale_page_and_write_mends_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.cli import checkref
+
+    stale = tmp_path / "conformance.md"
+    stale.write_text(PAGE.read_text().replace("| `task-retry` | a task attempt", "| `task-retry` | an attempt", 1))
+    monkeypatch.setattr(checkref, "PAGE", stale)
+    assert checkref.main(["--check"]) == 1
+    assert checkref.main(["--write"]) == 0 and stale.read_text() == PAGE.read_text()
+
+
+def test_a_page_without_its_markers_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import checkref
+
+    bare = tmp_path / "conformance.md"
+    bare.write_text(PAGE.read_text().replace("<!-- end of sink checks -->", ""))
+    monkeypatch.setattr(checkref, "PAGE", bare)
+    assert checkref.main(["--check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "end of sink checks" in err
