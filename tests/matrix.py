@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -27,8 +26,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from harness.spark.releases import DELTA_FOR_LINE
-from tests.integration.userenv import clean_environ, make_venv
+from tests.matrix_env import build, harness_env
 from tests.matrix_table import Measured, full, parse_full, readme_block, replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,37 +107,6 @@ VERDICT = re.compile(
 UNSERVED = re.compile(r"^setup: (\S+) +not (?:served )?for PySpark", re.M)
 
 
-def clean_env() -> dict[str, str]:
-    """The environment the release's commands run in: the checkout's settings left out (tests.integration.userenv)."""
-    return clean_environ() | {"SPARK_LOCAL_IP": "127.0.0.1", "NO_COLOR": "1"}
-
-
-def build(release: str) -> Path:
-    """``.venv-matrix/<release>``: ``pyspark==release``, then the wheel, which must keep it (rebuilt when the
-    checkout changed)."""
-    venv = ROOT / ".venv-matrix" / release
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    stamp = venv / ".harness-stamp"
-    if stamp.is_file() and stamp.read_text() == head:
-        return venv
-    print(f"matrix: building {venv} (PySpark {release} and this checkout's wheel; first time ~2 min)", file=sys.stderr)
-    shutil.rmtree(venv, ignore_errors=True)
-    wheels = venv.parent / "wheels"
-    shutil.rmtree(wheels, ignore_errors=True)
-    wheels.mkdir(parents=True)
-    # Delta's Python API exists for the lines Delta's jars are built for (delta-spark 4.4: PySpark <= 4.2.0).
-    extras = "delta" if ".".join(release.split(".")[:2]) in DELTA_FOR_LINE else ""
-    # The release first, the wheel after it, as a team adds the harness to a project that pins its Spark: the
-    # wheel's install must keep it (checked here; set-up would refuse or take another release otherwise).
-    make_venv(venv, wheels, (), clean_environ(), extras, first=(f"pyspark=={release}",))
-    kept = subprocess.run([str(venv / "bin" / "python"), "-c", "import pyspark; print(pyspark.__version__)"],
-                          capture_output=True, text=True, env=clean_environ())  # fmt: skip
-    if kept.stdout.strip() != release:
-        raise SystemExit(f"matrix: installing the wheel replaced PySpark {release} with {kept.stdout.strip()!r}")
-    stamp.write_text(head)
-    return venv
-
-
 def verdict_of(output: str) -> str:
     lines = [line for line in output.splitlines() if VERDICT.match(line)]
     return lines[0][:400] if lines else (output.strip().splitlines() or ["(no output)"])[-1][:400]
@@ -179,11 +146,6 @@ def expected(cell: Cell, release: str, unserved: set[str]) -> int:
     if set(cell.needs) & unserved or (cell.since and _line(release) < _line(cell.since)):
         return 2
     return 1 if finding_for(cell, release) else cell.expect
-
-
-def harness_env(venv: Path) -> dict[str, str]:
-    """The environment ``venv``'s ``harness`` runs in: the checkout's settings left out, its ``bin`` first."""
-    return clean_env() | {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
 
 
 def run_cells(

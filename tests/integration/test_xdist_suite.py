@@ -26,7 +26,8 @@ import pytest
 
 from harness.engine.commandline import harness_prefix, shell_line
 from harness.spark.procs import TOKEN_PREFIX_ENV
-from tests.matrix import RELEASES, build
+from tests.matrix import RELEASES
+from tests.matrix_env import build
 
 pytest_plugins = ["pytester"]
 

@@ -66,6 +66,14 @@ def clean_environ() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "PYTHON", "VIRTUAL_ENV", "HARNESS_"))}
 
 
+def build_wheel(wheels: Path, env: dict[str, str]) -> Path:
+    """This checkout's wheel, built into ``wheels`` (which must exist)."""
+    build = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+                wheels.parent, env, 600)  # fmt: skip
+    assert build.returncode == 0
+    return next(wheels.glob("spark_exactly_once_harness-*.whl"))
+
+
 def make_venv(
     venv: Path,
     wheels: Path,
@@ -78,10 +86,7 @@ def make_venv(
     none) and ``requirements`` into a new ``venv``; ``first`` is installed before the wheel, on its own, as a
     project's own dependencies are (the wheel must keep them)."""
     python = getattr(sys, "_base_executable", None) or sys.executable
-    build = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
-                wheels.parent, env, 600)  # fmt: skip
-    assert build.returncode == 0
-    wheel = next(wheels.glob("spark_exactly_once_harness-*.whl"))
+    wheel = build_wheel(wheels, env)
     assert run([python, "-m", "venv", str(venv)], wheels.parent, env, 300).returncode == 0
     target = f"{wheel}[{extras}]" if extras else str(wheel)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile"]

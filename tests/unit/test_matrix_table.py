@@ -91,3 +91,10 @@ def test_a_catalogued_bug_is_expected_only_on_its_release_and_under_its_conditio
     # A jar set the registries do not serve, or a Python API newer than the release: a refusal.
     assert expected(by_name["Kafka source"], "4.3.0", {"kafka-connector"}) == 2
     assert expected(by_name["Python source checks"], "4.1.4", set()) == 2
+
+
+def test_an_environment_is_built_again_only_when_its_dependencies_change() -> None:
+    from tests.matrix_env import _deps_key
+
+    assert _deps_key("4.3.0", "") == _deps_key("4.3.0", "")  # another commit, the same dependencies: reused
+    assert len({_deps_key("4.3.0", ""), _deps_key("4.2.0", ""), _deps_key("4.2.0", "delta")}) == 3
