@@ -23,33 +23,45 @@ SOURCE_MARKERS = (f"<!-- source checks: written by {COMMAND} -->", "<!-- end of 
 SINK_MARKERS = (f"<!-- sink checks: written by {COMMAND} -->", "<!-- end of sink checks -->")
 
 
+def _cell(text: str) -> str:
+    """A table cell: one line, a ``|`` escaped (it would split the row)."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
 def source_table(checks: Sequence[CheckDoc] = SOURCE_CHECKS) -> str:
     lines = [
         "| id | contract clause (`datasource.py`) | what it checks | what a failure means |",
         "|---|---|---|---|",
     ]
-    lines += [f"| `{c.id}` | {c.clause} | {c.checks} | {c.failure} |" for c in checks]
+    lines += [f"| `{c.id}` | {_cell(c.clause)} | {_cell(c.checks)} | {_cell(c.failure)} |" for c in checks]
     return "\n".join(lines)
 
 
 def sink_table(checks: Sequence[CheckDoc] = SINK_CHECKS) -> str:
     lines = ["| id | what it checks | what a failure means |", "|---|---|---|"]
-    lines += [f"| `{c.id}` | {c.checks} | {c.failure} |" for c in checks]
+    lines += [f"| `{c.id}` | {_cell(c.checks)} | {_cell(c.failure)} |" for c in checks]
     return "\n".join(lines)
 
 
 def replace_between(text: str, markers: tuple[str, str], body: str) -> str:
-    """``text`` with what lies between ``markers`` replaced by ``body``; ValueError naming a missing marker."""
+    """``text`` with what lies between ``markers`` replaced by ``body``; ValueError unless each marker is there
+    exactly once, the end after the start (a marker quoted elsewhere would have prose overwritten)."""
     start, end = markers
-    begin, stop = text.find(start), text.find(end)
-    if begin < 0 or stop < begin:
-        raise ValueError(f"the markers {start!r} and {end!r} are missing or out of order")
+    if text.count(start) != 1 or text.count(end) != 1:
+        raise ValueError(f"the markers {start!r} and {end!r} must each be there once")
+    begin = text.find(start)
+    stop = text.find(end, begin + len(start))
+    if stop < 0:
+        raise ValueError(f"{end!r} comes before {start!r}")
     return f"{text[: begin + len(start)]}\n{body}\n{text[stop:]}"
 
 
 def render(page: Path | None = None) -> str:
-    """The page with both tables written from the code."""
-    text = (page or PAGE).read_text()
+    """The page with both tables written from the code (ValueError naming an unreadable page)."""
+    try:
+        text = (page or PAGE).read_text()
+    except OSError as exc:
+        raise ValueError(f"cannot read it: {exc}") from None
     return replace_between(replace_between(text, SOURCE_MARKERS, source_table()), SINK_MARKERS, sink_table())
 
 
@@ -57,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return page_main(
         argv,
         prog="python -m harness.cli.checkref",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        description=__doc__,
         page=PAGE,
         render=lambda: render(PAGE),
         command=COMMAND,

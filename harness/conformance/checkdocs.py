@@ -2,8 +2,9 @@
 clause of PySpark's data source contract it stands for (a source's), what it checks and what its failure means.
 
 The only copy: ``python -m harness.cli.checkref --write`` writes ``docs/conformance.md``'s two check tables
-from it, and a unit test fails when the ids here are not the suites' (:data:`harness.conformance.source.suite.
-SOURCE_CHECK_IDS`, :data:`harness.conformance.sink.suite.SINK_CHECK_IDS`) in their order. Texts are Markdown.
+from it, and a unit test fails when the ids here are not the suites' in their order
+(:data:`harness.conformance.source.suite.SOURCE_CHECK_IDS`, :data:`harness.conformance.sink.suite.SINK_CHECK_IDS`).
+Texts are Markdown.
 """
 
 from __future__ import annotations

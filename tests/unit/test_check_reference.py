@@ -51,3 +51,15 @@ def test_a_page_without_its_markers_is_refused_in_one_line(
     assert checkref.main(["--check"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "end of sink checks" in err
+
+
+def test_a_marker_quoted_twice_is_refused_rather_than_prose_overwritten() -> None:
+    from harness.cli.checkref import SINK_MARKERS, replace_between
+
+    start, end = SINK_MARKERS
+    page = f"intro\n{start}\nold\n{end}\nprose\n"
+    assert replace_between(page, SINK_MARKERS, "new") == f"intro\n{start}\nnew\n{end}\nprose\n"
+    with pytest.raises(ValueError, match="must each be there once"):
+        replace_between(f"quoted {start}\n{page}", SINK_MARKERS, "new")
+    with pytest.raises(ValueError, match="comes before"):
+        replace_between(f"{end}\n{start}\n", SINK_MARKERS, "new")

@@ -94,7 +94,14 @@ def test_a_catalogued_bug_is_expected_only_on_its_release_and_under_its_conditio
 
 
 def test_an_environment_is_built_again_only_when_its_dependencies_change() -> None:
-    from tests.matrix_env import _deps_key
+    from tests.matrix_env import _deps_key, plan
 
-    assert _deps_key("4.3.0", "") == _deps_key("4.3.0", "")  # another commit, the same dependencies: reused
     assert len({_deps_key("4.3.0", ""), _deps_key("4.2.0", ""), _deps_key("4.2.0", "delta")}) == 3
+    deps = _deps_key("4.3.0", "")
+    assert plan(f"abc+1 {deps}", "abc+1", deps, True) == "keep"
+    assert plan(f"abc+1 {deps}", "def+1", deps, True) == "wheel"  # another commit or edit: the wheel alone
+    assert plan(f"abc+1 {deps}", "abc+2", deps, True) == "wheel"
+    assert plan(f"abc+1 {deps}", "abc+1", "other", True) == "full"  # new dependencies
+    assert plan("abc", "abc", deps, True) == "full"  # the one-field stamp of before
+    assert plan("", "abc+1", deps, True) == "full"
+    assert plan(f"abc+1 {deps}", "abc+1", deps, False) == "full"  # no interpreter: a half-built environment
