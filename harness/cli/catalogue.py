@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fault_injectors.plan import CRASH_POINTS
-from harness.cli.generated import page_main
+from harness.cli.generated import page_main, table_cell
 from scenarios import Scenario, all_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,10 +21,6 @@ PAGE = ROOT / "docs" / "scenarios.md"
 COMMAND = "python -m harness.cli.catalogue --write"
 BEGIN = f"<!-- the catalogue: generated from the scenarios by `{COMMAND}`; do not edit by hand -->"
 END = "<!-- end of the generated catalogue -->"
-
-
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
 
 
 def _points(scenario: Scenario) -> str:
@@ -42,7 +38,7 @@ def table(scenarios: Mapping[str, Scenario]) -> str:
     ]
     for name, sc in sorted(scenarios.items()):
         row = [f"`{name}`", sc.summary, sc.guarantee, sc.source.describe(), _points(sc)]
-        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+        lines.append("| " + " | ".join(table_cell(c) for c in row) + " |")
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cli.generated import page_main
+from harness.cli.generated import page_main, table_cell
 from harness.conformance.checkdocs import SINK_CHECKS, SOURCE_CHECKS, CheckDoc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,23 +23,19 @@ SOURCE_MARKERS = (f"<!-- source checks: written by {COMMAND} -->", "<!-- end of 
 SINK_MARKERS = (f"<!-- sink checks: written by {COMMAND} -->", "<!-- end of sink checks -->")
 
 
-def _cell(text: str) -> str:
-    """A table cell: one line, a ``|`` escaped (it would split the row)."""
-    return " ".join(text.split()).replace("|", "\\|")
-
-
 def source_table(checks: Sequence[CheckDoc] = SOURCE_CHECKS) -> str:
     lines = [
         "| id | contract clause (`datasource.py`) | what it checks | what a failure means |",
         "|---|---|---|---|",
     ]
-    lines += [f"| `{c.id}` | {_cell(c.clause)} | {_cell(c.checks)} | {_cell(c.failure)} |" for c in checks]
+    for c in checks:
+        lines.append(f"| `{c.id}` | {table_cell(c.clause)} | {table_cell(c.checks)} | {table_cell(c.failure)} |")
     return "\n".join(lines)
 
 
 def sink_table(checks: Sequence[CheckDoc] = SINK_CHECKS) -> str:
     lines = ["| id | what it checks | what a failure means |", "|---|---|---|"]
-    lines += [f"| `{c.id}` | {_cell(c.checks)} | {_cell(c.failure)} |" for c in checks]
+    lines += [f"| `{c.id}` | {table_cell(c.checks)} | {table_cell(c.failure)} |" for c in checks]
     return "\n".join(lines)
 
 

@@ -12,6 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def table_cell(text: str) -> str:
+    """``text`` as one Markdown table cell: one line, a ``|`` escaped (it would split the row)."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
 def page_main(
     argv: Sequence[str] | None,
     *,
