@@ -112,7 +112,10 @@ def test_continuous_rate_into_kafka_under_timed_kills_is_at_least_once(broker: s
         "3",
     )
     assert doc["verdict"] == "violated" and rc == 1, log
-    assert _kinds(doc) == {"duplicate"}, log  # never a lost value: at-least-once, as documented
+    kinds = _kinds(doc)
+    # Never a lost value: at-least-once, as documented. A kill inside an epoch may leave that epoch's
+    # offsets/N behind; the restarted query keeps it and writes a lower offsets/N+1 (offset-regression).
+    assert "duplicate" in kinds and kinds <= {"duplicate", "offset-regression"}, log
     assert [k["point"] for k in doc["kills_fired"]] == ["batch.time", "batch.time"]
     assert all(isinstance(a["batch_id"], int) and a["fault"] for a in doc["anomalies"])  # located: epoch, kill
     assert leftover_processes() == []
