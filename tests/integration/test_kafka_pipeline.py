@@ -56,6 +56,9 @@ TOTALS = Scenario(
 )
 
 
+# CI time (~31 s): the default suite's Kafka campaigns are the user project's (test_user_project.py) and the
+# kill plans of test_kafka_scenarios.py; this one, the README's example, runs in the heavy tier.
+@pytest.mark.heavy
 @pytest.mark.chaos(scenario="tests.integration.test_kafka_pipeline:TOTALS", examples=2, profile="ci", seed=5)
 def test_kafka_totals_are_exactly_once(chaos_run: Any) -> None:
     result = chaos_run()

@@ -68,7 +68,7 @@ def test_a_changed_aggregation_key_is_refused_by_spark_with_its_error_class(pool
     assert text.splitlines()[0].startswith("upgrade-refused (scenario=upgrade_agg_key"), text
 
 
-@pytest.mark.heavy  # the default suite keeps the join condition's silent loss; certify --upgrades measures this too
+@pytest.mark.heavy  # certify --upgrades measures this too
 def test_a_changed_aggregate_function_is_accepted_by_spark_and_caught_at_the_deploy(
     pool: DriverPool, tmp_path: Path
 ) -> None:
@@ -85,6 +85,7 @@ def test_a_changed_aggregate_function_is_accepted_by_spark_and_caught_at_the_dep
     assert alone["verdict"] == "exactly-once", alone_text
 
 
+@pytest.mark.heavy  # CI time (~50 s): the default suite's deploys are the filter change and the refused key
 def test_a_join_condition_the_guide_calls_ill_defined_loses_pairs_across_the_deploy(
     pool: DriverPool, tmp_path: Path
 ) -> None:
