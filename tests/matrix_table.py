@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from harness.cli.generated import between, replace_between
+
 #: One measured cell: its row name, ``"exit N: <verdict line>"``, whether N was the expected code, seconds.
 Measured = tuple[str, str, bool, float]
 
@@ -93,10 +95,10 @@ def readme_block(
     stamp: str,
     notes: Mapping[tuple[str, str], str] | None = None,
 ) -> str:
-    """The README's matrix, markers included: the line saying how it was measured, one short cell per release;
-    ``notes[(release, row)]`` is added to its cell (a reported bug it hits)."""
+    """The README's matrix, between its markers: the line saying how it was measured, one short cell per
+    release; ``notes[(release, row)]`` is added to its cell (a reported bug it hits)."""
     names = [name for name, *_ in results[releases[0]]]
-    lines = [START, stamp, "", _row("cell", [f"PySpark {r}" for r in releases]), "|---|" + "---|" * len(releases)]
+    lines = [stamp, "", _row("cell", [f"PySpark {r}" for r in releases]), "|---|" + "---|" * len(releases)]
     for i, name in enumerate(names):
         said = notes or {}
         cells = []
@@ -104,23 +106,25 @@ def readme_block(
             cell = short(results[r][i][1], results[r][i][2], results[r][i][3])
             cells.append(f"{cell}; {said[(r, name)]}" if (r, name) in said else cell)
         lines.append(_row(name, cells))
-    return "\n".join([*lines, "", END])
+    return "\n".join([*lines, ""])
 
 
 def replace_block(readme: str, block: str) -> str:
-    """``readme`` with its matrix block replaced by ``block``; a ValueError naming the markers if it has none."""
-    begin, end = readme.find(START), readme.find(END)
-    if begin < 0 or end < begin:
-        raise ValueError(f"README.md has no support matrix block: put {START!r} and {END!r} where it goes")
-    return readme[:begin] + block + readme[end + len(END) :]
+    """``readme`` with its matrix block replaced by ``block``; a ValueError naming the markers unless each is
+    there once."""
+    try:
+        return replace_between(readme, (START, END), block)
+    except ValueError as exc:
+        raise ValueError(f"README.md's support matrix block: {exc}") from None
 
 
 def parse_block(readme: str) -> tuple[list[str], list[str]]:
     """The releases (columns) and cell names (rows) of the README's matrix block."""
-    begin, end = readme.find(START), readme.find(END)
-    if begin < 0 or end < begin:
-        raise ValueError("README.md has no support matrix block")
-    rows = [line for line in readme[begin:end].splitlines() if line.startswith("| ")]
+    try:
+        block = between(readme, (START, END))
+    except ValueError as exc:
+        raise ValueError(f"README.md's support matrix block: {exc}") from None
+    rows = [line for line in block.splitlines() if line.startswith("| ")]
     if not rows:
         return [], []
     head = [c.strip() for c in rows[0].strip("|").split("|")]

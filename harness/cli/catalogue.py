@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fault_injectors.plan import CRASH_POINTS
-from harness.cli.generated import page_main, table_cell
+from harness.cli.generated import page_main, replace_between, table_cell
 from scenarios import Scenario, all_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,11 +44,8 @@ def table(scenarios: Mapping[str, Scenario]) -> str:
 
 def render(page: str, scenarios: Mapping[str, Scenario]) -> str:
     """``page`` with the block between :data:`BEGIN` and :data:`END` replaced by :func:`table`
-    (``ValueError`` when the markers are missing or out of order)."""
-    start, end = page.find(BEGIN), page.find(END)
-    if start < 0 or end < start:
-        raise ValueError(f"{PAGE.name} lacks the catalogue's markers ({BEGIN!r} ... {END!r})")
-    return page[: start + len(BEGIN)] + "\n" + table(scenarios) + "\n" + page[end:]
+    (``ValueError`` when a marker is missing, there twice or out of order)."""
+    return replace_between(page, (BEGIN, END), table(scenarios))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

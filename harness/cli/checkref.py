@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cli.generated import page_main, table_cell
+from harness.cli.generated import page_main, replace_between, table_cell
 from harness.conformance.checkdocs import SINK_CHECKS, SOURCE_CHECKS, CheckDoc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,19 +37,6 @@ def sink_table(checks: Sequence[CheckDoc] = SINK_CHECKS) -> str:
     lines = ["| id | what it checks | what a failure means |", "|---|---|---|"]
     lines += [f"| `{c.id}` | {table_cell(c.checks)} | {table_cell(c.failure)} |" for c in checks]
     return "\n".join(lines)
-
-
-def replace_between(text: str, markers: tuple[str, str], body: str) -> str:
-    """``text`` with what lies between ``markers`` replaced by ``body``; ValueError unless each marker is there
-    exactly once, the end after the start (a marker quoted elsewhere would have prose overwritten)."""
-    start, end = markers
-    if text.count(start) != 1 or text.count(end) != 1:
-        raise ValueError(f"the markers {start!r} and {end!r} must each be there once")
-    begin = text.find(start)
-    stop = text.find(end, begin + len(start))
-    if stop < 0:
-        raise ValueError(f"{end!r} comes before {start!r}")
-    return f"{text[: begin + len(start)]}\n{body}\n{text[stop:]}"
 
 
 def render(page: Path | None = None) -> str:

@@ -54,7 +54,8 @@ def test_a_page_without_its_markers_is_refused_in_one_line(
 
 
 def test_a_marker_quoted_twice_is_refused_rather_than_prose_overwritten() -> None:
-    from harness.cli.checkref import SINK_MARKERS, replace_between
+    from harness.cli.checkref import SINK_MARKERS
+    from harness.cli.generated import replace_between
 
     start, end = SINK_MARKERS
     page = f"intro\n{start}\nold\n{end}\nprose\n"

@@ -52,8 +52,10 @@ def test_the_block_is_replaced_in_place_and_reads_back() -> None:
     assert new.startswith("# t\n\nbefore\n\n") and new.endswith("\n\nafter\n") and "old" not in new
     assert "| kills | held, 3 s; a reported bug: x | refused: no |" in new
     assert parse_block(new) == (["4.0.5", "4.3.0"], ["set-up", "kills"])
-    with pytest.raises(ValueError, match="no support matrix block"):
+    with pytest.raises(ValueError, match=r"support matrix block: the markers .* must each be there once"):
         replace_block("# t\n", block)
+    with pytest.raises(ValueError, match="must each be there once"):  # a marker quoted in prose: nothing written
+        replace_block(readme.replace("before", START), block)
 
 
 def test_the_full_table_reads_back_as_it_was_measured() -> None:

@@ -62,7 +62,7 @@ def test_a_page_without_the_markers_is_refused_in_one_line(
     monkeypatch.setattr("harness.cli.catalogue.PAGE", page)
     assert main(["--write"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "lacks the catalogue's markers" in err
+    assert err.count("\n") == 1 and "must each be there once" in err and "end of the generated catalogue" in err
     assert page.read_text() == "# Scenario library\n\nno markers here\n"
 
 
