@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from harness.cli.commands import COMMANDS, Command, register
@@ -18,30 +18,32 @@ from harness.cli.common import fail as _fail
 __all__ = ["COMMANDS", "Command", "build_parser", "main", "register"]
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """Every command's parser; with ``only``, that command's alone (its options' modules are the only ones
-    imported)."""
-    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
+def build_parser(only: Collection[str] | None = None, epilog: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; with ``only``, those commands' alone (their options' modules are the only ones
+    imported); ``epilog`` ends the help."""
+    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0], epilog=epilog)
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS.values():
-        if only is None or command.name == only:
+        if only is None or command.name in only:
             command.add(sub.add_parser(command.name, help=command.help))
     return parser
 
 
-def _outside_range(argv: Sequence[str]) -> tuple[str | None, str | None]:
-    """Why the installed PySpark is outside the supported range (None inside it), and the one command that
-    may still run there: one that needs nothing of PySpark 4 (``starts_spark`` false: the checkpoint reader,
-    the merge of shard results). Decided before any parser is built, since the options of the others import
-    modules an older PySpark lacks; the release is read from pyspark's metadata, nothing of it imported."""
+def _outside_range(argv: Sequence[str]) -> tuple[str | None, tuple[str, ...]]:
+    """Why the installed PySpark is outside the supported range (None inside it), and the commands that may
+    still run there: those that need nothing of PySpark 4 (``starts_spark`` false: the checkpoint reader, the
+    merge of shard results). An empty tuple: the command asked for is not one of them. Decided before any
+    parser is built, since the options of the others import modules an older PySpark lacks; the release is
+    read from pyspark's metadata, nothing of it imported."""
     from harness.spark.releases import unsupported
 
     outside = unsupported()
     if outside is None:
-        return None, None
+        return None, ()
+    allowed = tuple(c.name for c in COMMANDS.values() if not c.starts_spark)
     name = next((arg for arg in argv if not arg.startswith("-")), None)
-    command = COMMANDS.get(name) if name else None
-    return outside, (command.name if command is not None and not command.starts_spark else None)
+    # No command (``--help``, say): the help of those that run here, saying why the others are missing.
+    return outside, (allowed if name is None or name in allowed else ())
 
 
 def _directory_problem(args: argparse.Namespace) -> str | None:
@@ -63,9 +65,10 @@ def _directory_problem(args: argparse.Namespace) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     outside, only = _outside_range(argv)
-    if outside is not None and only is None:
+    if outside is not None and not only:
         return _fail(outside)
-    args = build_parser(only).parse_args(argv)
+    note = f"{outside}. Here only these run: {', '.join(only)}." if outside is not None else None
+    args = build_parser(only or None, epilog=note).parse_args(argv)
     from harness.spark.project import load_project_settings
 
     try:  # the project's harness_* ini options, as its pytest run reads them (harness.spark.project)

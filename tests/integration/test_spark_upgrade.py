@@ -184,3 +184,9 @@ def test_the_older_pyspark_itself_is_refused_in_one_line_by_every_command_that_n
     done = subprocess.run([python, "-m", "harness", "inspect", str(tmp_path / "none")], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2 and "does not exist" in done.stderr and "outside the range" not in done.stderr
+    # The help shows the commands that run there, and says why the others are missing.
+    done = subprocess.run([python, "-m", "harness", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0 and "{inspect,merge}" in done.stdout, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())  # argparse wraps the epilog to the terminal's width
+    assert "outside the range" in said and "Here only these run: inspect, merge." in said, said
