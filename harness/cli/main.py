@@ -8,6 +8,7 @@ that never fired). Errors are one readable paragraph, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -86,11 +87,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.errors import SetupError, UsageError
 
     try:
-        return COMMANDS[args.command].run(args)
+        code = COMMANDS[args.command].run(args)
+        sys.stdout.flush()
+        return code
     except (UsageError, SetupError) as exc:  # a refusal its command did not word: one line all the same
         return _fail(str(exc))
     except KeyboardInterrupt:
         return _fail("interrupted; child processes were killed")
+    except BrokenPipeError:
+        # The reader of stdout went away (``harness certify --list | head``): point stdout at devnull so the
+        # interpreter's last flush cannot raise again (Python's advice), and end as a pipe's writer does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

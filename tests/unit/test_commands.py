@@ -46,3 +46,22 @@ def test_bench_help_names_every_section() -> None:
     bench = sub.choices["bench"]  # type: ignore[index]
     only = next(a for a in bench._actions if a.dest == "only")
     assert all(section in only.help for section in SECTIONS), only.help
+
+
+def test_a_reader_that_closes_the_pipe_early_gets_no_traceback() -> None:
+    """``harness certify --list | head -1``: the command ends quietly (141, as a pipe's writer) once its reader
+    has gone, whatever it still had to print; no traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "certify", "--list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader goes away before the command (still importing) writes its first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert "Traceback" not in err and err == "", err
