@@ -1,31 +1,45 @@
-"""What each connector check holds a source or sink to: its id, in the order the checks run and report, the
-clause of PySpark's data source contract it stands for (a source's), what it checks and what its failure means.
+"""The connector checks' registry: each check's id, in the order the checks run and report, the clause of
+PySpark's data source contract it stands for (a source's), what it checks, what its failure means, and the
+function that judges it without Spark (none for a check the suite runs with Spark).
 
-The only copy: ``python -m harness.cli.checkref --write`` writes ``docs/conformance.md``'s two check tables
-from it, and a unit test fails when the ids here are not the suites' in their order
-(:data:`harness.conformance.source.suite.SOURCE_CHECK_IDS`, :data:`harness.conformance.sink.suite.SINK_CHECK_IDS`).
-Texts are Markdown.
+The only copy: the suites' id lists and their Spark-free checks are read from here
+(:data:`harness.conformance.source.suite.SOURCE_CHECK_IDS`, :data:`harness.conformance.sink.suite.SINK_CHECK_IDS`),
+and ``python -m harness.cli.checkref --write`` writes ``docs/conformance.md``'s two check tables from it. Texts
+are Markdown. Judgements are named ``module:function`` and imported when a suite runs, so this module imports
+nothing of the checks (the page's generator reads it without PySpark).
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
 class CheckDoc:
-    """One check's row: ``clause`` is empty for a sink check (the sink contract has no quoted clauses)."""
+    """One check's row: ``clause`` is empty for a sink check (the sink contract has no quoted clauses);
+    ``judge`` is the ``module:function`` of a Spark-free check (its probe in, a pass summary or an outcome out),
+    empty for a check its suite runs with Spark (after the Spark-free ones)."""
 
     id: str
     checks: str
     failure: str
     clause: str = ""
+    judge: str = ""
+
+
+_OFFSETS = "harness.conformance.source.offset_checks"
+_READS = "harness.conformance.source.checks"
+_SINK = "harness.conformance.sink.checks"
 
 
 #: The source checks, in the order ``check-source`` runs and reports them.
 SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     CheckDoc(
         "offsets-json",
+        judge=f"{_OFFSETS}:offsets_json",
         clause='`latestOffset` returns "a dict or recursive dict whose key and value are primitive types"',
         checks=(
             "every offset returned (initial, latest, admission steps) is a dict of JSON values with "
@@ -38,6 +52,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "offsets-canonical",
+        judge=f"{_OFFSETS}:offsets_canonical",
         clause="(Spark compares offsets as JSON text)",
         checks=(
             "equal offsets serialise to identical text, in this process and in processes with other `PYTHONHASHSEED`s"
@@ -48,6 +63,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "initial-offset-stable",
+        judge=f"{_OFFSETS}:initial_offset_stable",
         clause=(
             '"A new streaming query starts reading data from the initial offset. If Spark is restarting an '
             'existing query, it will restart from the check-pointed offset"'
@@ -62,6 +78,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "latest-offset-stable",
+        judge=f"{_OFFSETS}:latest_offset_stable",
         clause=(
             '"for subsequent micro-batches, the start offset is the ending offset from the previous micro-batch" '
             "(Spark asks once per trigger)"
@@ -78,6 +95,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "latest-offset-monotonic",
+        judge=f"{_OFFSETS}:latest_offset_monotonic",
         clause='"The source can return the `start` parameter as it is, if there is no data to process" (never less)',
         checks=(
             "every `latestOffset(start)` is ≥ its `start`, leaf by leaf: initial → latest, after more data, for a"
@@ -89,6 +107,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "read-repeatable",
+        judge=f"{_READS}:read_repeatable",
         clause=(
             "`read()` \"is static and stateless. You shouldn't access mutable class member or keep in memory state"
             ' between different invocations"'
@@ -100,6 +119,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "read-cross-process",
+        judge=f"{_READS}:read_cross_process",
         clause="as above, and partitions are pickled to the executors",
         checks=(
             "the same range planned and read in two other processes (other hash seeds), and the parent's "
@@ -109,6 +129,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "ranges-contiguous",
+        judge=f"{_READS}:ranges_contiguous",
         clause=(
             '`partitions(start, end)`: "called with an empty offset range when start == end, in that case the '
             'method should return an empty sequence"'
@@ -121,6 +142,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "read-between-offsets",
+        judge=f"{_READS}:read_between_offsets",
         clause='`readBetweenOffsets`: "invoked during failure recovery to re-read a batch deterministically"',
         checks=(
             "(simple readers) `readBetweenOffsets(s, e)` returns exactly what `read(s)` returned, never nothing "
@@ -130,6 +152,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "admission-control",
+        judge=f"{_READS}:admission_control",
         clause='"The source must always respect the given readLimit provided by the engine"',
         checks=(
             "under the source's `getDefaultReadLimit()`, `latestOffset(o, limit)` advances to all data, each "
@@ -143,6 +166,7 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "available-now-target",
+        judge=f"{_OFFSETS}:available_now_target",
         clause=(
             '`SupportsTriggerAvailableNow.prepareForTriggerAvailableNow`: record "the offset for the current '
             'latest data at the time (a.k.a the target offset for the query)"; then "the source will not return '
@@ -199,11 +223,13 @@ SOURCE_CHECKS: tuple[CheckDoc, ...] = (
 SINK_CHECKS: tuple[CheckDoc, ...] = (
     CheckDoc(
         "write-invisible-until-commit",
+        judge=f"{_SINK}:write_invisible",
         checks="after `write()` of a batch nothing is visible; after `commit()` all of it is",
         failure="readers see rows of a batch Spark may replay (the publish-in-write bug); skipped for foreachBatch",
     ),
     CheckDoc(
         "idempotent-commit",
+        judge=f"{_SINK}:idempotent_commit",
         checks=(
             "batches 0, 1, then batch 0 again (same task identities, a new writer: a restarted query) leave each "
             "row visible once"
@@ -212,6 +238,7 @@ SINK_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "keys-on-batch-id",
+        judge=f"{_SINK}:keys_on_batch_id",
         checks=(
             'batch 0 with task attempt ids 0,1; after a "restart" batch 1 with the *same* ids (they restart in '
             "every SparkContext); then batch 1 replayed with new attempt numbers and ids: batches 0 and 1 visible"
@@ -224,6 +251,7 @@ SINK_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "abort-cleans-up",
+        judge=f"{_SINK}:abort_cleans_up",
         checks=(
             "`abort(messages, batchId)` leaves nothing of the batch visible and no files behind under `path`; the"
             " retried batch is written once (foreachBatch: a call failing part-way, then the retry)"
@@ -232,6 +260,7 @@ SINK_CHECKS: tuple[CheckDoc, ...] = (
     ),
     CheckDoc(
         "task-retry",
+        judge=f"{_SINK}:task_retry",
         checks=(
             "a task attempt that dies mid-write, then its retry, then `commit` of the successful messages: rows once"
         ),
@@ -277,3 +306,18 @@ SINK_CHECKS: tuple[CheckDoc, ...] = (
         failure="the report says both: `declared exactly-once but the sink showed at-least-once`",
     ),
 )
+
+
+def spark_free(checks: Sequence[CheckDoc]) -> tuple[str, ...]:
+    """The ids of ``checks`` judged without Spark, in their order."""
+    return tuple(c.id for c in checks if c.judge)
+
+
+def judges(checks: Sequence[CheckDoc]) -> dict[str, Callable[[Any], Any]]:
+    """id -> the function of each Spark-free check of ``checks``, in their order (their modules imported now)."""
+    out: dict[str, Callable[[Any], Any]] = {}
+    for c in checks:
+        if c.judge:
+            module, _, name = c.judge.partition(":")
+            out[c.id] = getattr(importlib.import_module(module), name)
+    return out

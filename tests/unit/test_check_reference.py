@@ -1,5 +1,6 @@
-"""docs/conformance.md's check tables are written from harness/conformance/checkdocs.py (harness/cli/checkref.py):
-every check the kit runs has its row, in the kit's order, and the page cannot drift from the code."""
+"""The connector checks' registry (harness/conformance/checkdocs.py): the kit's checks in their order, each
+Spark-free one judged by the function its row names, and docs/conformance.md's tables written from it
+(harness/cli/checkref.py), so the page cannot drift from the code."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli.checkref import COMMAND, PAGE, main, render
-from harness.conformance.checkdocs import SINK_CHECKS, SOURCE_CHECKS
-from harness.conformance.sink.suite import SINK_CHECK_IDS
-from harness.conformance.source.suite import SOURCE_CHECK_IDS
+from harness.conformance.checkdocs import SINK_CHECKS, SOURCE_CHECKS, judges
+from harness.conformance.sink.suite import ANYWHERE_ID, CRASH_ID, GUARANTEE_ID, SINK_CHECK_IDS
+from harness.conformance.source.suite import BEHIND_ID, E2E_ID, SOURCE_CHECK_IDS
 
 pytestmark = pytest.mark.unit
 
@@ -21,10 +22,24 @@ def test_the_committed_page_is_the_generated_one() -> None:
     assert main(["--check"]) == 0
 
 
-def test_every_check_the_kit_runs_has_a_row_in_its_order() -> None:
+def test_the_registry_is_the_kits_checks_in_their_order() -> None:
     assert [c.id for c in SOURCE_CHECKS] == list(SOURCE_CHECK_IDS)
     assert [c.id for c in SINK_CHECKS] == list(SINK_CHECK_IDS)
     assert all(c.clause for c in SOURCE_CHECKS) and not any(c.clause for c in SINK_CHECKS)
+    # The checks without a judgement are those each suite runs with Spark, after the Spark-free ones.
+    assert [c.id for c in SOURCE_CHECKS if not c.judge] == [E2E_ID, BEHIND_ID] == list(SOURCE_CHECK_IDS[-2:])
+    assert [c.id for c in SINK_CHECKS if not c.judge] == [CRASH_ID, ANYWHERE_ID, GUARANTEE_ID]
+    assert list(SINK_CHECK_IDS[-3:]) == [CRASH_ID, ANYWHERE_ID, GUARANTEE_ID]
+
+
+def test_every_judgement_resolves_to_a_function_of_its_kit() -> None:
+    for checks, package in ((SOURCE_CHECKS, "harness.conformance.source."), (SINK_CHECKS, "harness.conformance.sink.")):
+        found = judges(checks)
+        assert list(found) == [c.id for c in checks if c.judge]
+        for c in checks:
+            if c.judge:
+                assert callable(found[c.id]) and c.judge.startswith(package), c.judge
+                assert found[c.id].__name__ == c.judge.rsplit(":", 1)[1], c.judge
     page = PAGE.read_text()
     for check in (*SOURCE_CHECKS, *SINK_CHECKS):
         assert len(re.findall(rf"^\| `{re.escape(check.id)}` \|", page, re.M)) == 1, check.id

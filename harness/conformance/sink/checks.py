@@ -22,18 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.conformance.checkdocs import SINK_CHECKS, spark_free
 from harness.conformance.guarantees import AT_LEAST_ONCE, EXTRA_KINDS
 from harness.conformance.results import CheckOutcome, CheckSkipped, Status
 from harness.conformance.sink.task_sim import COLUMNS, SCHEMA, TaskFailure, WriterSim, batch_rows, expected_rows
 from harness.sources.loading import Ref
 
-PROTOCOL_CHECK_IDS = (
-    "write-invisible-until-commit",
-    "idempotent-commit",
-    "keys-on-batch-id",
-    "abort-cleans-up",
-    "task-retry",
-)
+#: The Spark-free sink checks' ids, in the registry's order (:mod:`harness.conformance.checkdocs`).
+PROTOCOL_CHECK_IDS: tuple[str, ...] = spark_free(SINK_CHECKS)
 ReadBack = Callable[[str], Iterable[Mapping[str, Any]]]
 
 
@@ -131,7 +127,7 @@ def compare(want: Counter[tuple[Any, ...]], got: Counter[tuple[Any, ...]], when:
 
 
 def write_invisible(p: SinkProbe) -> CheckOutcome:
-    cid = PROTOCOL_CHECK_IDS[0]
+    cid = "write-invisible-until-commit"
     if p.sink.kind != "datasource":
         raise CheckSkipped("a foreachBatch function writes and commits in one call (see crash-points)")
     path = p.path(cid)
@@ -155,7 +151,7 @@ def write_invisible(p: SinkProbe) -> CheckOutcome:
 
 
 def idempotent_commit(p: SinkProbe) -> CheckOutcome:
-    cid = PROTOCOL_CHECK_IDS[1]
+    cid = "idempotent-commit"
     path = p.path(cid)
     if p.sink.kind == "datasource":
         sim = p.sim(path)
@@ -180,7 +176,7 @@ def idempotent_commit(p: SinkProbe) -> CheckOutcome:
 
 
 def keys_on_batch_id(p: SinkProbe) -> CheckOutcome:
-    cid = PROTOCOL_CHECK_IDS[2]
+    cid = "keys-on-batch-id"
     if p.sink.kind != "datasource":
         raise CheckSkipped("a foreachBatch function gets the batch id directly and has no task attempts")
     path = p.path(cid)
@@ -212,7 +208,7 @@ def _files(path: str) -> set[str]:
 
 
 def abort_cleans_up(p: SinkProbe) -> CheckOutcome:
-    cid = PROTOCOL_CHECK_IDS[3]
+    cid = "abort-cleans-up"
     path = p.path(cid)
     found: list[tuple[str, str]] = []
     if p.sink.kind == "datasource":
@@ -253,7 +249,7 @@ def abort_cleans_up(p: SinkProbe) -> CheckOutcome:
 
 
 def task_retry(p: SinkProbe) -> CheckOutcome:
-    cid = PROTOCOL_CHECK_IDS[4]
+    cid = "task-retry"
     if p.sink.kind != "datasource":
         raise CheckSkipped("task retries happen inside the foreachBatch function's own Spark jobs")
     path = p.path(cid)
@@ -273,12 +269,3 @@ def task_retry(p: SinkProbe) -> CheckOutcome:
         "a failed task attempt's partial rows reach readers, or the retry's rows are missing",
         "write() must only stage; commit() publishes exactly the files named by the messages it receives",
     )
-
-
-PROTOCOL_CHECKS: dict[str, Callable[[SinkProbe], CheckOutcome]] = dict(
-    zip(
-        PROTOCOL_CHECK_IDS,
-        (write_invisible, idempotent_commit, keys_on_batch_id, abort_cleans_up, task_retry),
-        strict=True,
-    )
-)

@@ -23,11 +23,12 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource
 
+from harness.conformance.checkdocs import SINK_CHECKS, judges
 from harness.conformance.guarantees import check_declared, from_kinds, satisfies
 from harness.conformance.results import CheckOutcome, ConformanceReport, run_check
 from harness.conformance.sink.campaign import CHECK_ID as CRASH_ID
 from harness.conformance.sink.campaign import MODES, run_crash_points
-from harness.conformance.sink.checks import PROTOCOL_CHECKS, ReadBack, SinkProbe, SinkUnderTest
+from harness.conformance.sink.checks import ReadBack, SinkProbe, SinkUnderTest
 from harness.conformance.sink.scenario import SINK_POINTS, sink_config
 from harness.conformance.sink.steps import CHECK_ID as ANYWHERE_ID
 from harness.conformance.sink.steps import DEFAULT_STEPS, run_crash_anywhere
@@ -36,7 +37,8 @@ from harness.sources.loading import Ref, add_import_root, ref_of
 from harness.spark.session import DEFAULT_MASTER
 
 GUARANTEE_ID = "declared-guarantee"
-SINK_CHECK_IDS: tuple[str, ...] = (*PROTOCOL_CHECKS, CRASH_ID, ANYWHERE_ID, GUARANTEE_ID)
+#: Every sink check's id, in the registry's order: the Spark-free protocol checks, then the suite's own.
+SINK_CHECK_IDS: tuple[str, ...] = tuple(c.id for c in SINK_CHECKS)
 
 
 class _Spark:
@@ -146,7 +148,7 @@ def check_sink(
     hosted = sink.kind == "foreach_batch" and faults == "mixed"
     try:
         echo(f"check-sink {report.subject} ({sink.kind}, declared {declared}): protocol checks")
-        for cid, fn in PROTOCOL_CHECKS.items():
+        for cid, fn in judges(SINK_CHECKS).items():
             skipped = cid in skip
             report.checks.append(
                 CheckOutcome(cid, "skip", "skipped on request")

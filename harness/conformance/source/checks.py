@@ -1,13 +1,7 @@
 """The source conformance checks that need no Spark, each a pure judgement of a
-:class:`~harness.conformance.source.probe.SourceProbe`.
-
-Check ids (stable; docs/conformance.md explains each):
-``offsets-json``, ``offsets-canonical``, ``initial-offset-stable``,
-``latest-offset-stable``, ``latest-offset-monotonic``, ``read-repeatable``,
-``read-cross-process``, ``ranges-contiguous``, ``read-between-offsets``,
-``admission-control``, ``available-now-target`` (the five first and the last, about offsets, live in
-:mod:`.offset_checks`).
-``end-to-end`` and ``latest-offset-behind-checkpoint`` (Spark) live in :mod:`.e2e`.
+:class:`~harness.conformance.source.probe.SourceProbe`: those about reads here, those about offsets in
+:mod:`.offset_checks`; ``end-to-end`` and ``latest-offset-behind-checkpoint`` (Spark) live in :mod:`.e2e`. Their
+ids, order and documentation are the registry's (:mod:`harness.conformance.checkdocs`).
 """
 
 from __future__ import annotations
@@ -15,16 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
+from harness.conformance.checkdocs import SOURCE_CHECKS, judges, spark_free
 from harness.conformance.raised import short_frame, subject_frame, subject_roots
 from harness.conformance.results import CheckFailed, CheckOutcome, CheckSkipped, run_check
 from harness.conformance.source.offset_checks import (
     NOTE_IDS,
-    available_now_target,
-    initial_offset_stable,
-    latest_offset_monotonic,
-    latest_offset_stable,
-    offsets_canonical,
-    offsets_json,
 )
 from harness.conformance.source.offsets import short
 from harness.conformance.source.probe import SourceProbe, StepFailed, total_rows
@@ -208,25 +197,14 @@ def admission_control(p: SourceProbe) -> str:
     return f"{len(parts)} batch(es) under {adm.chosen} cover the same {total_rows(full)} rows"
 
 
-PURE_CHECKS: dict[str, Check] = {
-    "offsets-json": offsets_json,
-    "offsets-canonical": offsets_canonical,
-    "initial-offset-stable": initial_offset_stable,
-    "latest-offset-stable": latest_offset_stable,
-    "latest-offset-monotonic": latest_offset_monotonic,
-    "read-repeatable": read_repeatable,
-    "read-cross-process": read_cross_process,
-    "ranges-contiguous": ranges_contiguous,
-    "read-between-offsets": read_between_offsets,
-    "admission-control": admission_control,
-    "available-now-target": available_now_target,
-}
+#: The Spark-free source checks' ids, in the registry's order (:mod:`harness.conformance.checkdocs`).
+PURE_CHECKS: tuple[str, ...] = spark_free(SOURCE_CHECKS)
 
 
 def run_pure_checks(probe: SourceProbe, skip: frozenset[str] = frozenset()) -> list[CheckOutcome]:
     """Every Spark-free check, in catalogue order (``skip``: ids reported as skipped on request)."""
     out: list[CheckOutcome] = []
-    for cid, fn in PURE_CHECKS.items():
+    for cid, fn in judges(SOURCE_CHECKS).items():
         if cid in skip:
             out.append(CheckOutcome(cid, "skip", "skipped on request"))
             continue

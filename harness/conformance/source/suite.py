@@ -18,8 +18,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from harness.conformance.checkdocs import SOURCE_CHECKS
 from harness.conformance.results import CheckOutcome, ConformanceReport
-from harness.conformance.source.checks import PURE_CHECKS, run_pure_checks
+from harness.conformance.source.checks import run_pure_checks
 from harness.conformance.source.offset_checks import NOTE_IDS
 from harness.conformance.source.probe import SourceProbe
 from harness.sources.contexts import ContextFactory, make_context
@@ -28,7 +29,8 @@ from harness.sources.reader import SourceUnderTest
 
 E2E_ID = "end-to-end"
 BEHIND_ID = "latest-offset-behind-checkpoint"
-SOURCE_CHECK_IDS: tuple[str, ...] = (*PURE_CHECKS, E2E_ID, BEHIND_ID)
+#: Every source check's id, in the registry's order: the Spark-free checks, then the suite's two with Spark.
+SOURCE_CHECK_IDS: tuple[str, ...] = tuple(c.id for c in SOURCE_CHECKS)
 
 
 def _echo_stderr(message: str) -> None:
