@@ -2,13 +2,15 @@
 
 Exit codes: 0 the guarantee held, 1 a violation was found, 2 the harness
 could not produce a verdict (bad input, infrastructure error, a planned fault
-that never fired). Errors are one readable paragraph, never a traceback.
+that never fired), 141 the reader of its output went away (``| head``).
+Errors are one readable paragraph, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import select
 import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -64,6 +66,30 @@ def _directory_problem(args: argparse.Namespace) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError as exc:
+        if not _stdout_gone():  # another pipe (a child's, a socket's): a failure like any other
+            return _fail(f"a pipe closed under the command: {exc}")
+        # The reader of stdout went away (``harness certify --list | head``): point stdout at devnull so the
+        # interpreter's last flush cannot raise again (Python's advice), and end as a pipe's writer does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (its write end polls as an error)."""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poll.poll(0))
+    except (OSError, ValueError):
+        return False
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     outside, only = _outside_range(argv)
     if outside is not None and not only:
@@ -87,18 +113,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.errors import SetupError, UsageError
 
     try:
-        code = COMMANDS[args.command].run(args)
-        sys.stdout.flush()
-        return code
+        return COMMANDS[args.command].run(args)
     except (UsageError, SetupError) as exc:  # a refusal its command did not word: one line all the same
         return _fail(str(exc))
     except KeyboardInterrupt:
         return _fail("interrupted; child processes were killed")
-    except BrokenPipeError:
-        # The reader of stdout went away (``harness certify --list | head``): point stdout at devnull so the
-        # interpreter's last flush cannot raise again (Python's advice), and end as a pipe's writer does.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ def test_a_reader_that_closes_the_pipe_early_gets_no_traceback() -> None:
     )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader goes away before the command (still importing) writes its first line
+    code = proc.wait(timeout=60)
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=60) == 141, err
+    assert code == 141, err
     assert "Traceback" not in err and err == "", err
