@@ -70,13 +70,14 @@ class CheckSkipped(Observed):
 
 def run_check(check_id: str, body: Callable[[], CheckOutcome | str]) -> CheckOutcome:
     """Run ``body``: a returned string is a ``pass`` summary, a returned result
-    is kept; :class:`CheckFailed` / :class:`CheckSkipped` become ``fail`` /
+    is kept under ``check_id`` (the registry's id wins over the one a check wrote);
+    :class:`CheckFailed` / :class:`CheckSkipped` become ``fail`` /
     ``skip``; any other exception is the *connector's* code failing inside the
     check, reported as ``fail`` naming the exception (never a pass)."""
     t0 = time.monotonic()
     try:
         out = body()
-        result = out if isinstance(out, CheckOutcome) else CheckOutcome(check_id, "pass", out)
+        result = replace(out, id=check_id) if isinstance(out, CheckOutcome) else CheckOutcome(check_id, "pass", out)
     except CheckFailed as exc:
         result = CheckOutcome(check_id, "fail", exc.summary, exc.details, exc.fix, exc.observed)
     except CheckSkipped as exc:
