@@ -115,7 +115,7 @@ def replace_block(readme: str, block: str) -> str:
     try:
         return replace_between(readme, (START, END), block)
     except ValueError as exc:
-        raise ValueError(f"README.md's support matrix block: {exc}") from None
+        raise ValueError(f"README.md's support matrix block: {exc}; put them where the matrix goes") from None
 
 
 def parse_block(readme: str) -> tuple[list[str], list[str]]:

@@ -21,8 +21,8 @@ from scenarios import all_scenarios
 #: No shrinking here: these campaigns check verdicts across the library; finding, shrinking and replaying a
 #: violation is test_contextless_chaos.py's broken source and test_xdist_suite.py's naive append (and, opt-in,
 #: the heavy test below).
-#: Two examples per exactly-once scenario in the default suite (its time budget: 13 campaigns), one per
-#: at-least-once scenario; ``HARNESS_HEAVY=1`` runs the ``ci`` profile's own count, 3 (1 for at-least-once).
+#: Two examples per exactly-once scenario in the default suite (its time budget: the 5 of DEFAULT_TIER), one
+#: per at-least-once scenario; ``HARNESS_HEAVY=1`` runs the ``ci`` profile's own count, 3 (1 for at-least-once).
 CI = dataclasses.replace(
     get_profile("ci"),
     shrink_budget_s=0,

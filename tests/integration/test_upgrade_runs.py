@@ -2,10 +2,11 @@
 graceful stop or right after a SIGKILL, with faults on both sides, judged batch by batch by the version that
 committed it.
 
-Default suite: the filter change deployed after a kill (the replayed batch runs the new code), the refused
-aggregation key, the join condition the guide calls ill-defined (measured: pairs lost across the deploy), and a
-3-example chaos campaign over the filter change. Heavy: the aggregate function Spark accepts and that is
-silently wrong, and the 10-example campaign of the acceptance."""
+Default suite: the filter change deployed after a kill (the replayed batch runs the new code) and the refused
+aggregation key (a broken deploy caught is upgrade-check's, test_upgrade_check.py). Heavy: the join condition
+the guide calls ill-defined (measured: pairs lost across the deploy), the aggregate function Spark accepts and
+that is silently wrong, a 3-example chaos campaign over the filter change and the 10-example campaign of the
+acceptance."""
 
 from __future__ import annotations
 
