@@ -19,8 +19,8 @@ from harness.engine.runner import run_spec
 from scenarios import all_scenarios
 
 #: No shrinking here: these campaigns check verdicts across the library; finding, shrinking and replaying a
-#: violation is test_contextless_chaos.py's broken source and test_xdist_suite.py's naive append (and, opt-in,
-#: the heavy test below).
+#: violation is test_xdist_suite.py's naive append, a bundle's replay test_pytest_failure_report.py's (and, opt-in,
+#: the heavy test below and test_contextless_chaos.py's broken source).
 #: Two examples per exactly-once scenario in the default suite (its time budget: the 5 of DEFAULT_TIER), one
 #: per at-least-once scenario; ``HARNESS_HEAVY=1`` runs the ``ci`` profile's own count, 3 (1 for at-least-once).
 CI = dataclasses.replace(
@@ -84,7 +84,7 @@ def test_ci_profile_campaign(name: str, pool: DriverPool, tmp_path: Path) -> Non
         assert result.verdict in ("exactly-once", "violated")
 
 
-@pytest.mark.heavy  # the default suite's representatives: test_contextless_chaos.py and test_xdist_suite.py
+@pytest.mark.heavy  # the default suite's representatives: test_xdist_suite.py, test_pytest_failure_report.py
 def test_at_least_once_sink_is_found_shrunk_and_replayed(pool: DriverPool, tmp_path: Path) -> None:
     profile = dataclasses.replace(get_profile("ci"), examples=10, shrink_budget_s=90)
     result = run_campaign("foreachbatch_append_naive", seed_value=1, profile=profile, work_dir=tmp_path, pool=pool)

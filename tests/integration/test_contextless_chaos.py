@@ -1,10 +1,11 @@
 """Chaos campaigns over context-less sources (issue 25 point 2), under real SIGKILLs.
 
 A source whose data arrives by itself gets no ``--context``: the campaign draws the batches each round lets it
-plan and where the kills land. In the default suite: the broken counter (``counts_from_zero``: counts from zero
-in every new process) is found within five examples of the ``ci`` profile, shrunk, bundled and replayed, and the
-kit's ``test_chaos`` runs a campaign over the correct clock-driven ``rate_like_source``. The acceptance runs
-(20 examples each, and ``replay --times 3``) are ``heavy``: measured times are in their docstrings."""
+plan and where the kills land. In the default suite the kit's ``test_chaos`` runs a campaign over the correct
+clock-driven ``rate_like_source`` (a broken counter of the same kind, ``per_call_counter_from_zero``, fails its
+end-to-end check in test_example_table_e2e.py). Heavy: the broken counter (``counts_from_zero``: counts from zero
+in every new process) found within five examples of the ``ci`` profile, shrunk, bundled and replayed, and the
+acceptance runs (20 examples each, and ``replay --times 3``): measured times are in their docstrings."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ BROKEN = f"{EX}/counts_from_zero.py:CountsFromZeroSource"
 CORRECT = f"{EX}/rate_like_source.py:RateLikeSource"
 
 
+# CI time (~35 s): the default suite's context-less source is the kit's chaos below (TestRateLikeKitWithChaos);
+# a campaign that finds, shrinks and replays is test_xdist_suite.py's. The acceptance pair runs here too.
+@pytest.mark.heavy
 def test_broken_contextless_source_is_found_shrunk_bundled_and_replayed(tmp_path: Path) -> None:
     subject = SourceSubject(BROKEN)
     # Hypothesis's first example is the minimal schedule (one round of one batch: no restart, so this bug cannot

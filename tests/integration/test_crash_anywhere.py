@@ -202,7 +202,7 @@ def test_census_prints_the_steps() -> None:
 
 
 # heavy: crash anywhere by `run --kill sink.step` stays (test_run_kills_after_a_step_...); chaos shrinking and
-# bundle replay: test_contextless_chaos.py, test_xdist_suite.py
+# bundle replay: test_xdist_suite.py, test_pytest_failure_report.py
 @pytest.mark.heavy
 def test_chaos_finds_the_two_transaction_window_shrinks_to_one_step_and_replays(tmp_path: Path) -> None:
     """chaos over the broken sink's SCENARIO (20 examples at most; seed 16 meets the window at example 3, and

@@ -68,7 +68,7 @@ def test_available_now_schedule_into_the_file_sink_holds_across_job_runs(tmp_pat
     assert leftover_processes() == []
 
 
-@pytest.mark.heavy  # CI time (~2 min); the default find-shrink-replay case: test_contextless_chaos.py's broken source
+@pytest.mark.heavy  # CI time (~2 min); the default find-shrink cases: test_xdist_suite.py (replay: the report test's)
 def test_naive_foreachbatch_in_the_same_schedule_is_caught_shrunk_and_replayed(tmp_path: Path) -> None:
     rc, out, err = harness(
         "chaos",
