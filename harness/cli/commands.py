@@ -78,7 +78,7 @@ for _command in (
     Command("check-sink", "check a Python streaming sink or foreachBatch function against the conformance kit",
             "harness.conformance.cli:add_check_sink", "harness.conformance.cli:cmd_check_sink", **_SPARK_RUNS),
     Command("certify", "measure the guarantees of Spark's built-in sources and sinks under SIGKILLs vs the docs",
-            "harness.conformance.certify_cli:add_certify", "harness.conformance.certify_cli:cmd_certify",
+            "harness.conformance.certify.cli:add_certify", "harness.conformance.certify.cli:cmd_certify",
             **_SPARK_RUNS),
     Command("bench", "measure the harness against bare Spark (ratios, restarts, chaos rate)",
             "harness.cli.bench:add_arguments", "harness.cli.bench:cmd_bench", **_SPARK_RUNS),

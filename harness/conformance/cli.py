@@ -1,5 +1,5 @@
 """``python -m harness check-source | check-sink`` (registered in ``harness/cli/commands.py``; ``certify``'s front
-end is :mod:`harness.conformance.certify_cli`).
+end is :mod:`harness.conformance.certify.cli`).
 
 Exit codes: 0 conforming, 1 violations, 2 could not run (bad input, a check that could not run). Input errors
 are one line naming the argument and what to do.

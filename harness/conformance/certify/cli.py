@@ -1,5 +1,5 @@
 """``python -m harness certify`` (registered in ``harness/cli/commands.py``): Spark's documented guarantees
-measured row by row (:mod:`harness.conformance.certify`), or with ``--upgrades`` the guide's recovery table.
+measured row by row (the rest of :mod:`harness.conformance.certify`), or with ``--upgrades`` the guide's recovery table.
 
 Exit codes: 0 every row measured and none contradicts its documentation, 1 a contradiction, 2 a row not
 measured or bad input (one line naming the argument and what to do).
