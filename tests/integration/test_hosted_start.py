@@ -13,7 +13,9 @@ from harness.engine.pool import DriverPool
 from harness.spark.procs import pids_with_token
 from harness.spark.session import DEFAULT_MASTER
 
-pytestmark = pytest.mark.spark
+# CI time (~24 s): the default suite's hosted pools are check-sink's under test_kill_python.py; these two are
+# the host's start-up failures, in the heavy tier.
+pytestmark = [pytest.mark.spark, pytest.mark.heavy]
 
 
 def test_a_host_that_died_before_it_was_ready_is_replaced(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from fault_injectors.plan import TIMED_POINT, FaultRule
 from harness.chaos.bundle import write_bundle
 from harness.engine.pool import DriverPool
@@ -19,6 +21,9 @@ from tests.integration.clirun import harness, leftover_processes
 PLANNED_MS = 150
 
 
+# CI time (~30 s): the default suite's timed kills are test_triggers.py's (continuous processing, two of them,
+# each located by its epoch); this one's replay rate of a non-deterministic run is the heavy tier's.
+@pytest.mark.heavy
 def test_timed_kill_of_the_file_sink_lands_is_recorded_and_replays_with_a_rate(
     tmp_path: Path, pool: DriverPool
 ) -> None:
