@@ -8,8 +8,10 @@ measured or bad input (one line naming the argument and what to do).
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.conformance.output import echo, fail, ids, write_json
@@ -45,6 +47,30 @@ def add_certify(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _selection(
+    args: argparse.Namespace, known: Sequence[str], what: str, prefix: str
+) -> tuple[list[str] | None, Path] | str:
+    """The rows ``--only`` asks for (None: all) and the work directory (``--keep``, else a new temporary one); the
+    one-line refusal instead when a key is not one of ``known`` (``what``: the kind of row) or ``--keep`` is not
+    empty."""
+    only = ids(args.only) or None
+    unknown = sorted(set(only or ()) - set(known))
+    if unknown:
+        return f"--only {unknown}: unknown {what}(s); known: {', '.join(known)}"
+    if args.keep is not None and args.keep.is_dir() and any(args.keep.iterdir()):
+        return f"--keep {args.keep} is not empty; give a new directory or remove it"
+    return only, Path(args.keep or tempfile.mkdtemp(prefix=prefix))
+
+
+def _finish(args: argparse.Namespace, work: Path, html: Callable[[], str]) -> None:
+    """Write the HTML report where ``--html`` asks; remove the work directory unless ``--keep`` named it."""
+    if args.html is not None:
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        args.html.write_text(html())
+    if args.keep is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def _certify_upgrades(args: argparse.Namespace) -> int:
     """``certify --upgrades`` (:mod:`harness.conformance.certify.upgrades`); exit as ``certify``: 1 a row
     differs from the guide, 2 a row not measured, else 0."""
@@ -59,15 +85,12 @@ def _certify_upgrades(args: argparse.Namespace) -> int:
             rule = row(r.rule)
             print(f"{r.key:<28} {rule.category:<22} {rule.change}  [{r.scenario}]")
         return 0
-    only = ids(args.only) or None
-    unknown = sorted(set(only or ()) - set(UPGRADE_KEYS))
-    if unknown:
-        return fail(f"--only {unknown}: unknown upgrade row(s); known: {', '.join(UPGRADE_KEYS)}")
-    if args.keep is not None and args.keep.is_dir() and any(args.keep.iterdir()):
-        return fail(f"--keep {args.keep} is not empty; give a new directory or remove it")
-    work = args.keep or Path(tempfile.mkdtemp(prefix="harness-certify-upgrades-"))
+    chosen = _selection(args, UPGRADE_KEYS, "upgrade row", "harness-certify-upgrades-")
+    if isinstance(chosen, str):
+        return fail(chosen)
+    only, work = chosen
     t0 = time.monotonic()
-    rows = run_upgrades(only, Path(work), seed=args.seed, echo=echo, fixtures=args.save_fixtures)
+    rows = run_upgrades(only, work, seed=args.seed, echo=echo, fixtures=args.save_fixtures)
     total = time.monotonic() - t0
     print(render_upgrades(rows, total))
     meta = (
@@ -75,13 +98,7 @@ def _certify_upgrades(args: argparse.Namespace) -> int:
         f"after a SIGKILL with one more after it; {len(rows)} row(s) in {total:.0f} s; seed {args.seed}"
     )
     write_json(args.json, {"rows": rows, "duration_s": round(total, 1), "meta": meta})
-    if args.html is not None:
-        args.html.parent.mkdir(parents=True, exist_ok=True)
-        args.html.write_text(render_html("Changes over a live checkpoint: the guide vs measured", meta, rows, {}))
-    if args.keep is None:
-        import shutil
-
-        shutil.rmtree(work, ignore_errors=True)
+    _finish(args, work, lambda: render_html("Changes over a live checkpoint: the guide vs measured", meta, rows, {}))
     if any(r["status"] == "not measured" for r in rows):
         return 2
     return 1 if any(r["status"] != "agrees" for r in rows) else 0
@@ -107,15 +124,12 @@ def cmd_certify(args: argparse.Namespace) -> int:
             d = DOCUMENTED[r.key]
             print(f"{r.key:<32} {d.level:<14} {d.quote}  [{d.where}]")
         return 0
-    only = ids(args.only) or None
-    unknown = sorted(set(only or ()) - set(ROW_KEYS))
-    if unknown:
-        return fail(f"--only {unknown}: unknown row(s); known: {', '.join(ROW_KEYS)}")
-    if args.keep is not None and args.keep.is_dir() and any(args.keep.iterdir()):
-        return fail(f"--keep {args.keep} is not empty; give a new directory or remove it")
-    work = args.keep or Path(tempfile.mkdtemp(prefix="harness-certify-"))
+    chosen = _selection(args, ROW_KEYS, "row", "harness-certify-")
+    if isinstance(chosen, str):
+        return fail(chosen)
+    only, work = chosen
     t0 = time.monotonic()
-    rows, timelines = run_certify(only, Path(work), seed=args.seed, keep=args.keep is not None, echo=echo)
+    rows, timelines = run_certify(only, work, seed=args.seed, keep=args.keep is not None, echo=echo)
     total = time.monotonic() - t0
     print(render_table(rows, total))
     meta = (
@@ -131,13 +145,9 @@ def cmd_certify(args: argparse.Namespace) -> int:
             "timelines": {k: t.to_json() for k, t in timelines.items()},
         },
     )
-    if args.html is not None:
-        args.html.parent.mkdir(parents=True, exist_ok=True)
-        args.html.write_text(
-            render_html("Structured Streaming guarantees: documented vs measured", meta, rows, timelines)
-        )
-    if args.keep is None:
-        import shutil
-
-        shutil.rmtree(work, ignore_errors=True)
+    _finish(
+        args,
+        work,
+        lambda: render_html("Structured Streaming guarantees: documented vs measured", meta, rows, timelines),
+    )
     return exit_code(rows)
